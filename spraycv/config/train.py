@@ -1,0 +1,76 @@
+"""Training defaults: model, optimiser, precision, distribution, budget, checkpoints."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import Field, field_validator
+
+from spraycv.config.base import StrictModel
+from spraycv.config.data import DataConfig
+
+Precision = Literal["32", "16-mixed", "bf16-mixed"]
+
+
+class ModelConfig(StrictModel):
+    """Which network to build (see spraycv.models.ARCHITECTURES)."""
+
+    arch: str = "Unet"
+    encoder: str = "mobilenet_v2"
+    encoder_weights_path: Path | None = None  # local file only; nothing is downloaded
+    kwargs: dict[str, Any] = Field(default_factory=dict)  # extra smp arguments
+
+    @field_validator("arch")
+    @classmethod
+    def _known_arch(cls, value: str) -> str:
+        from spraycv.models.registry import get_architecture
+
+        get_architecture(value)  # raises with the list of valid names
+        return value
+
+
+class OptimConfig(StrictModel):
+    """AdamW with a cosine or one-cycle schedule."""
+
+    lr: float = Field(2e-3, gt=0)
+    weight_decay: float = Field(1e-4, ge=0)
+    schedule: Literal["cosine", "onecycle"] = "onecycle"
+    warmup_frac: float = Field(0.1, ge=0, lt=1)  # one-cycle: share of steps spent warming up
+    grad_clip: float | None = Field(1.0, gt=0)
+
+
+class TrainConfig(StrictModel):
+    """Everything one training run needs; YAML files under configs/ override these defaults."""
+
+    name: str = "unet_mobilenet_v2"
+    train_data: Path = Path("datasets/train")
+    val_data: Path | None = None  # None: split off train_data by data.split_fractions
+    data: DataConfig = Field(default_factory=DataConfig)
+    model: ModelConfig = Field(default_factory=ModelConfig)
+    optim: OptimConfig = Field(default_factory=OptimConfig)
+    epochs: int = Field(20, ge=1)
+    max_minutes: float | None = Field(None, gt=0)  # wall-time budget, for fair comparisons
+    max_train_images: int | None = Field(None, ge=1)  # cap on images per epoch
+    batch_size: int = Field(8, ge=1)  # per process
+    workers: int = Field(2, ge=0)
+    precision: Precision = "32"
+    channels_last: bool = True  # applied on CUDA only
+    compile: bool = False
+    sync_batchnorm: bool = False  # CUDA only (PyTorch has no CPU SyncBatchNorm)
+    # BatchNorm as a fixed affine layer (running stats frozen): for tiny per-process batches,
+    # and what makes DDP training match one process exactly
+    freeze_batchnorm: bool = False
+    early_stop_patience: int | None = Field(5, ge=1)
+    seed: int = 0
+    deterministic: bool = False
+    threshold: float = Field(0.5, gt=0, lt=1)
+    angle_eval_images: int = Field(64, ge=0)  # val images measured for the cone-angle error
+    out_dir: Path = Path("runs")
+    resume: bool = False
+    device: Literal["auto", "cpu", "cuda"] = "auto"
+
+    @field_validator("precision", mode="before")
+    @classmethod
+    def _precision_text(cls, value: object) -> object:
+        return str(value) if isinstance(value, int) else value  # `precision=32` parses as int

@@ -1,0 +1,94 @@
+"""The architectures spraycv trains, built through segmentation-models-pytorch, offline.
+
+Encoders start from random weights (`encoder_weights=None`) unless a local weights file is
+given: nothing is ever downloaded.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+import torch
+from torch import nn
+
+from spraycv.config.train import ModelConfig
+
+
+@dataclass(frozen=True)
+class Architecture:
+    """One trainable architecture: its smp name, a default encoder, and what it needs."""
+
+    smp_name: str
+    default_encoder: str
+    size_multiple: int  # input height and width must be multiples of this
+    description: str
+
+
+ARCHITECTURES: dict[str, Architecture] = {
+    "Unet": Architecture("unet", "mobilenet_v2", 32, "U-Net: skip connections at every scale"),
+    "UnetPlusPlus": Architecture("unetplusplus", "resnet18", 32, "U-Net++: nested dense skips"),
+    "FPN": Architecture("fpn", "resnet18", 32, "Feature Pyramid Network decoder"),
+    "DeepLabV3Plus": Architecture("deeplabv3plus", "resnet18", 16, "atrous pyramid + decoder"),
+    "Segformer": Architecture("segformer", "mit_b0", 32, "transformer encoder, MLP decoder"),
+    "Linknet": Architecture("linknet", "resnet18", 32, "light U-Net with additive skips"),
+    "MAnet": Architecture("manet", "resnet18", 32, "U-Net with attention blocks"),
+}
+
+
+def get_architecture(name: str) -> Architecture:
+    """Look an architecture up by name; the error lists the valid names."""
+    try:
+        return ARCHITECTURES[name]
+    except KeyError:
+        valid = ", ".join(ARCHITECTURES)
+        raise ValueError(f"unknown architecture {name!r}; valid names: {valid}") from None
+
+
+def create_model(config: ModelConfig) -> nn.Module:
+    """Build a binary segmentation model (1 output channel of logits) from its config."""
+    import segmentation_models_pytorch as smp
+
+    arch = get_architecture(config.arch)
+    try:
+        model = smp.create_model(
+            arch.smp_name,
+            encoder_name=config.encoder,
+            encoder_weights=None,  # offline: never fetch pretrained weights
+            in_channels=3,
+            classes=1,
+            **config.kwargs,
+        )
+    except (KeyError, ValueError, TypeError) as exc:
+        raise ValueError(
+            f"cannot build {config.arch} with encoder {config.encoder!r}: {exc}"
+        ) from exc
+    if config.encoder_weights_path is not None:
+        load_encoder_weights(model, config.encoder_weights_path)
+    return model
+
+
+def load_encoder_weights(model: nn.Module, path: Path) -> None:
+    """Initialise `model.encoder` from a local file (safetensors or a torch state dict)."""
+    path = Path(path)
+    if not path.is_file():
+        raise FileNotFoundError(f"encoder weights file not found: {path}")
+    if path.suffix == ".safetensors":
+        from safetensors.torch import load_file
+
+        state = load_file(str(path))
+    else:
+        state = torch.load(path, map_location="cpu", weights_only=True)
+    state = {k.removeprefix("encoder."): v for k, v in state.items()}
+    encoder: nn.Module = model.encoder  # type: ignore[assignment]
+    own = encoder.state_dict()
+    matching = {k: v for k, v in state.items() if k in own and own[k].shape == v.shape}
+    if not matching:
+        raise ValueError(f"{path}: no tensor matches the encoder ({len(state)} tensors in file)")
+    # smp encoders override load_state_dict (some return None), so merge and load in full
+    encoder.load_state_dict({**own, **matching})
+
+
+def count_parameters(model: nn.Module) -> int:
+    """Number of trainable parameters."""
+    return sum(p.numel() for p in model.parameters() if p.requires_grad)

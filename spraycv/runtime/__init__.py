@@ -1,0 +1,1 @@
+"""Running a trained model: pre-processing, post-processing and predictors."""

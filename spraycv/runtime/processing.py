@@ -1,0 +1,86 @@
+"""Pre- and post-processing, defined once from a model's metadata and shared by every backend."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import cv2
+import numpy as np
+
+
+@dataclass(frozen=True)
+class ModelIO:
+    """How images go into a model and masks come out (from a checkpoint sidecar)."""
+
+    input_size: tuple[int, int]  # (H, W) of the network input
+    mean: tuple[float, float, float]  # RGB, on [0, 1] pixel values
+    std: tuple[float, float, float]
+    threshold: float = 0.5
+
+    @classmethod
+    def from_sidecar(cls, meta: dict[str, Any]) -> ModelIO:
+        norm = meta["normalization"]
+        h, w = meta["input_size"]
+        return cls((int(h), int(w)), tuple(norm["mean"]), tuple(norm["std"]), meta["threshold"])
+
+    def to_sidecar(self) -> dict[str, Any]:
+        return {
+            "input_size": list(self.input_size),
+            "normalization": {"mean": list(self.mean), "std": list(self.std), "color": "RGB"},
+            "threshold": self.threshold,
+        }
+
+
+def _as_bgr(image: np.ndarray) -> np.ndarray:
+    if image.ndim == 2:
+        return cv2.cvtColor(image, cv2.COLOR_GRAY2BGR)
+    if image.ndim == 3 and image.shape[2] == 3 and image.dtype == np.uint8:
+        return image
+    raise ValueError(
+        f"expected an (H, W, 3) uint8 BGR or (H, W) uint8 image; got {image.dtype} {image.shape}"
+    )
+
+
+def preprocess(images: Sequence[np.ndarray], io: ModelIO) -> np.ndarray:
+    """Images -> network input batch.
+
+    Args:
+        images: N images, each (H_i, W_i, 3) uint8 BGR or (H_i, W_i) uint8.
+    Returns:
+        (N, 3, h, w) float32, RGB, resized to `io.input_size` and normalised.
+    """
+    h, w = io.input_size
+    mean = np.asarray(io.mean, np.float32) * 255.0
+    inv_std = 1.0 / (np.asarray(io.std, np.float32) * 255.0)
+    batch = np.empty((len(images), 3, h, w), np.float32)
+    for i, image in enumerate(images):
+        rgb = cv2.cvtColor(_as_bgr(image), cv2.COLOR_BGR2RGB)
+        resized = cv2.resize(rgb, (w, h), interpolation=cv2.INTER_AREA)
+        batch[i] = ((resized.astype(np.float32) - mean) * inv_std).transpose(2, 0, 1)
+    return batch
+
+
+def postprocess(
+    logits: np.ndarray, sizes: Sequence[tuple[int, int]], io: ModelIO
+) -> list[np.ndarray]:
+    """Network logits -> full-resolution masks.
+
+    Args:
+        logits: (N, 1, h, w) float logits.
+        sizes: N original (H_i, W_i).
+    Returns:
+        N masks, each (H_i, W_i) uint8 {0, 1}. Logits are resized before thresholding so
+        that boundaries land between input pixels, not on the coarse grid.
+    """
+    if logits.ndim != 4 or logits.shape[1] != 1:
+        raise ValueError(f"expected logits of shape (N, 1, h, w); got {logits.shape}")
+    if len(sizes) != logits.shape[0]:
+        raise ValueError(f"{logits.shape[0]} logit maps for {len(sizes)} images")
+    cut = float(np.log(io.threshold / (1.0 - io.threshold)))  # threshold in logit space
+    masks = []
+    for logit, (height, width) in zip(logits[:, 0].astype(np.float32), sizes, strict=True):
+        full = cv2.resize(logit, (width, height), interpolation=cv2.INTER_LINEAR)
+        masks.append((full > cut).astype(np.uint8))
+    return masks

@@ -1,0 +1,105 @@
+"""Checkpoints: weights as safetensors plus a JSON sidecar that says how to use them."""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+from pathlib import Path
+from typing import Any
+
+import torch
+from torch import nn
+
+import spraycv
+from spraycv.config.train import ModelConfig
+
+SIDECAR_FORMAT = "spraycv-checkpoint/1"
+
+
+class CheckpointError(ValueError):
+    """A checkpoint that is missing, corrupt, or does not fit its sidecar."""
+
+
+def unwrap(model: nn.Module) -> nn.Module:
+    """The plain module under DDP and torch.compile wrappers."""
+    model = getattr(model, "module", model)
+    return getattr(model, "_orig_mod", model)
+
+
+def sidecar_path(weights: Path) -> Path:
+    """`model.safetensors` -> `model.json`."""
+    return Path(weights).with_suffix(".json")
+
+
+def save_checkpoint(
+    weights: Path,
+    model: nn.Module,
+    sidecar: dict[str, Any],
+    dtype: torch.dtype | None = None,
+) -> Path:
+    """Write `weights` (.safetensors) and its sidecar; `dtype` (e.g. fp16) shrinks shipped files.
+
+    The sidecar must hold `model` (a ModelConfig dump), `input_size` [H, W], `normalization`
+    and `threshold`; version and time are added here.
+    """
+    from safetensors.torch import save_file
+
+    for key in ("model", "input_size", "normalization", "threshold"):
+        if key not in sidecar:
+            raise CheckpointError(f"sidecar is missing {key!r}")
+    state = {
+        k: (v.to(dtype) if dtype is not None and v.is_floating_point() else v).contiguous().cpu()
+        for k, v in unwrap(model).state_dict().items()
+    }
+    weights = Path(weights)
+    weights.parent.mkdir(parents=True, exist_ok=True)
+    tmp = weights.with_suffix(".tmp")
+    save_file(state, str(tmp), metadata={"format": SIDECAR_FORMAT})
+    tmp.replace(weights)  # atomic: a crash never leaves half a file under the real name
+    meta = {
+        "format": SIDECAR_FORMAT,
+        "spraycv_version": spraycv.__version__,
+        "created": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
+        "weights_dtype": str(dtype or "as trained").removeprefix("torch."),
+        **sidecar,
+    }
+    sidecar_path(weights).write_text(json.dumps(meta, indent=2, default=str) + "\n")
+    return weights
+
+
+def read_sidecar(weights: Path) -> dict[str, Any]:
+    """The sidecar of a weights file, validated enough to build the model."""
+    path = sidecar_path(weights)
+    if not path.is_file():
+        raise CheckpointError(f"{weights}: sidecar {path.name} not found next to it")
+    try:
+        meta = json.loads(path.read_text())
+    except json.JSONDecodeError as exc:
+        raise CheckpointError(f"{path}: not valid JSON ({exc})") from None
+    if meta.get("format") != SIDECAR_FORMAT:
+        raise CheckpointError(f"{path}: not a spraycv sidecar (format {meta.get('format')!r})")
+    return meta
+
+
+def load_checkpoint(weights: Path, device: str | torch.device = "cpu") -> tuple[nn.Module, dict]:
+    """Build the model its sidecar describes and load the weights (in float32, eval mode)."""
+    from safetensors import SafetensorError
+    from safetensors.torch import load_file
+
+    from spraycv.models.registry import create_model
+
+    weights = Path(weights)
+    if not weights.is_file():
+        raise CheckpointError(f"weights file not found: {weights}")
+    meta = read_sidecar(weights)
+    model = create_model(ModelConfig.model_validate(meta["model"]))
+    try:
+        state = load_file(str(weights), device="cpu")
+    except (SafetensorError, OSError, ValueError) as exc:
+        raise CheckpointError(f"{weights}: corrupt or truncated safetensors file ({exc})") from None
+    state = {k: v.float() if v.is_floating_point() else v for k, v in state.items()}
+    try:
+        model.load_state_dict(state, strict=True)
+    except RuntimeError as exc:
+        raise CheckpointError(f"{weights}: weights do not fit {meta['model']}: {exc}") from None
+    return model.to(device).eval(), meta

@@ -1,0 +1,57 @@
+"""The data side of a training run: samples, splits, datasets and the per-epoch step count."""
+
+from __future__ import annotations
+
+import math
+import random
+from dataclasses import dataclass
+
+import numpy as np
+import torch
+
+from spraycv.config.train import TrainConfig
+from spraycv.data.dataset import SprayDataset
+from spraycv.data.formats import load_samples
+from spraycv.data.sample import DataError, Sample
+from spraycv.data.splits import split_samples
+
+
+@dataclass(frozen=True)
+class Splits:
+    train: list[Sample]
+    val: list[Sample]
+
+
+def make_splits(cfg: TrainConfig) -> Splits:
+    """Training and validation samples: a separate val folder, or a seeded split of one folder."""
+    samples = load_samples(cfg.train_data)
+    if cfg.val_data is not None:
+        return Splits(samples, load_samples(cfg.val_data))
+    train, val, _ = split_samples(samples, cfg.data.split_fractions, seed=cfg.data.split_seed)
+    if not val:
+        raise DataError(
+            f"{cfg.train_data}: too few samples ({len(samples)}) to split off validation"
+        )
+    return Splits(train, val)
+
+
+def make_datasets(cfg: TrainConfig, splits: Splits) -> tuple[SprayDataset, SprayDataset]:
+    """The augmented training set and the plain validation set."""
+    train = SprayDataset.from_config(splits.train, cfg.data, train=True, seed=cfg.seed)
+    val = SprayDataset.from_config(splits.val, cfg.data, train=False)
+    return train, val
+
+
+def steps_per_epoch(cfg: TrainConfig, loader_len: int) -> int:
+    """Optimiser steps per epoch: the whole loader, or fewer when max_train_images caps it."""
+    if cfg.max_train_images is None:
+        return loader_len
+    world = torch.distributed.get_world_size() if torch.distributed.is_initialized() else 1
+    return max(1, min(loader_len, math.ceil(cfg.max_train_images / (cfg.batch_size * world))))
+
+
+def seed_worker(worker_id: int) -> None:
+    """Give each DataLoader worker its own, reproducible NumPy and Python seeds."""
+    seed = torch.initial_seed() % 2**32
+    np.random.seed(seed)  # noqa: NPY002 (seeds the legacy global RNG that libraries use)
+    random.seed(seed)

@@ -1,0 +1,50 @@
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from spraycv.config.loader import ConfigError, load_config, parse_overrides
+from spraycv.config.train import TrainConfig
+
+CONFIGS = sorted(Path(__file__).resolve().parents[2].joinpath("configs").glob("*.yaml"))
+
+
+def test_overrides_parse_as_yaml_values():
+    assert parse_overrides(["optim.lr=1e-3", "epochs=5", "model.arch=FPN", "compile=true"]) == {
+        "optim": {"lr": 1e-3},
+        "epochs": 5,
+        "model": {"arch": "FPN"},
+        "compile": True,
+    }
+
+
+@pytest.mark.parametrize(
+    ("overrides", "message"),
+    [
+        (["epochz=3"], "epochz"),
+        (["optim.lr=-1"], "optim.lr"),
+        (["precision=8-mixed"], "precision"),
+        (["model.arch=NotANet"], "valid names: Unet"),
+        (["data.input_size=100"], "multiples of 32"),
+        (["batch_size"], "key=value"),
+    ],
+)
+def test_bad_keys_and_values_are_rejected_with_their_name(overrides, message):
+    with pytest.raises(ConfigError, match=message):
+        load_config(TrainConfig, None, overrides)
+
+
+def test_missing_and_malformed_files(tmp_path: Path):
+    with pytest.raises(ConfigError, match="not found"):
+        load_config(TrainConfig, tmp_path / "nope.yaml")
+    bad = tmp_path / "bad.yaml"
+    bad.write_text("epochs: [1, 2\n")
+    with pytest.raises(ConfigError, match="not valid YAML"):
+        load_config(TrainConfig, bad)
+
+
+@pytest.mark.parametrize("path", CONFIGS, ids=[p.stem for p in CONFIGS])
+def test_shipped_configs_validate(path: Path):
+    cfg = load_config(TrainConfig, path)
+    assert cfg.name == path.stem

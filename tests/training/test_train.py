@@ -1,0 +1,102 @@
+from __future__ import annotations
+
+import csv
+import json
+from pathlib import Path
+
+import pytest
+import torch
+from training_helpers import TINY
+
+from spraycv.config.loader import load_config
+from spraycv.config.train import TrainConfig
+from spraycv.training.checkpoint import CheckpointError, load_checkpoint, save_checkpoint
+from spraycv.training.loop import train
+
+
+def tiny_config(data: Path, out: Path, *extra: str) -> TrainConfig:
+    return load_config(TrainConfig, None, [f"train_data={data}", f"out_dir={out}", *TINY, *extra])
+
+
+def test_loss_decreases_and_run_writes_its_files(wedge_data: Path, tmp_path: Path):
+    cfg = tiny_config(wedge_data, tmp_path, "epochs=4", "name=tiny")
+    result = train(cfg, progress=False)
+    losses = [row["train_loss"] for row in result.history]
+    assert losses[-1] < 0.7 * losses[0], losses
+    run = tmp_path / "tiny"
+    for name in (
+        "best.safetensors",
+        "best.json",
+        "last.safetensors",
+        "metrics.csv",
+        "last_state.pt",
+    ):
+        assert (run / name).is_file(), name
+    rows = list(csv.DictReader((run / "metrics.csv").open()))
+    assert [int(r["epoch"]) for r in rows] == [1, 2, 3, 4]
+    assert {"val_iou", "val_dice", "val_boundary_f1", "train_loss"} <= set(rows[0])
+    sidecar = json.loads((run / "best.json").read_text())
+    assert sidecar["model"]["arch"] == "FPN" and sidecar["input_size"] == [64, 64]
+
+
+def test_resume_continues_where_it_stopped(wedge_data: Path, tmp_path: Path):
+    train(tiny_config(wedge_data, tmp_path, "epochs=1", "name=r"), progress=False)
+    result = train(
+        tiny_config(wedge_data, tmp_path, "epochs=2", "name=r", "resume=true"), progress=False
+    )
+    assert len(result.history) == 2 and result.epochs_run == 2
+
+
+def test_same_seed_same_weights(wedge_data: Path, tmp_path: Path):
+    a = train(tiny_config(wedge_data, tmp_path, "epochs=1", "name=a"), progress=False)
+    b = train(tiny_config(wedge_data, tmp_path, "epochs=1", "name=b"), progress=False)
+    (ma, _), (mb, _) = load_checkpoint(a.best_weights), load_checkpoint(b.best_weights)
+    for (k, va), vb in zip(ma.state_dict().items(), mb.state_dict().values(), strict=True):
+        torch.testing.assert_close(va, vb, msg=k)
+
+
+def test_checkpoint_round_trip_and_errors(wedge_data: Path, tmp_path: Path):
+    from spraycv.config.train import ModelConfig
+    from spraycv.models import create_model
+
+    model = create_model(ModelConfig(arch="FPN", encoder="mobilenet_v2")).eval()
+    side = {
+        "model": ModelConfig(arch="FPN", encoder="mobilenet_v2").model_dump(mode="json"),
+        "input_size": [64, 64],
+        "normalization": {"mean": [0.5] * 3, "std": [0.5] * 3},
+        "threshold": 0.5,
+    }
+    path = save_checkpoint(tmp_path / "m.safetensors", model, side)
+    loaded, _ = load_checkpoint(path)
+    x = torch.randn(1, 3, 64, 64)
+    with torch.no_grad():
+        torch.testing.assert_close(loaded(x), model(x))
+    half = save_checkpoint(tmp_path / "h.safetensors", model, side, dtype=torch.float16)
+    assert half.stat().st_size < 0.6 * path.stat().st_size
+    cut = tmp_path / "cut.safetensors"
+    cut.write_bytes(path.read_bytes()[:1000])
+    (tmp_path / "cut.json").write_text((tmp_path / "m.json").read_text())
+    with pytest.raises(CheckpointError, match="corrupt or truncated"):
+        load_checkpoint(cut)
+    (tmp_path / "m.json").unlink()
+    with pytest.raises(CheckpointError, match=r"sidecar m\.json not found"):
+        load_checkpoint(path)
+    with pytest.raises(CheckpointError, match="not found"):
+        load_checkpoint(tmp_path / "none.safetensors")
+    with pytest.raises(CheckpointError, match="missing 'threshold'"):
+        save_checkpoint(
+            tmp_path / "x.safetensors", model, {"model": {}, "input_size": 1, "normalization": 1}
+        )
+
+
+def test_fp16_on_cpu_is_refused(wedge_data: Path, tmp_path: Path):
+    with pytest.raises(ValueError, match="16-mixed needs a CUDA GPU"):
+        train(tiny_config(wedge_data, tmp_path, "epochs=1", "precision=16-mixed", "device=cpu"))
+
+
+def test_bf16_mixed_trains_on_cpu(wedge_data: Path, tmp_path: Path):
+    result = train(
+        tiny_config(wedge_data, tmp_path, "epochs=1", "precision=bf16-mixed", "name=bf"),
+        progress=False,
+    )
+    assert result.history[0]["train_loss"] > 0
