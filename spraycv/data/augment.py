@@ -1,0 +1,100 @@
+"""Albumentations pipelines built from `DataConfig`: random training ones and the eval one.
+
+Images enter as (H, W, 3) uint8 RGB (`SprayDataset` converts from BGR first; the colour
+transforms assume RGB) with (H, W) uint8 {0, 1} masks. Geometric transforms move both,
+masks always with nearest-neighbour interpolation so they stay binary; photometric ones
+touch the image only. Both pipelines end with the resize to `input_size` and `Normalize`,
+so they return (H', W', 3) float32 normalised images.
+"""
+
+from __future__ import annotations
+
+import albumentations as A
+import cv2
+
+from spraycv.config.data import AugmentConfig, DataConfig
+
+NEAREST = cv2.INTER_NEAREST
+
+
+def _resize(cfg: DataConfig) -> list[A.BasicTransform]:
+    h, w = cfg.input_size
+    if cfg.resize_mode == "letterbox":
+        return [
+            A.LongestMaxSize(max_size_hw=(h, w), mask_interpolation=NEAREST),
+            A.PadIfNeeded(
+                min_height=h, min_width=w, border_mode=cv2.BORDER_CONSTANT, fill=0, fill_mask=0
+            ),
+        ]
+    return [A.Resize(h, w, mask_interpolation=NEAREST)]
+
+
+def _normalize(cfg: DataConfig) -> A.Normalize:
+    return A.Normalize(mean=cfg.mean, std=cfg.std, max_pixel_value=255.0)
+
+
+def geometric_transforms(cfg: DataConfig) -> list[A.BasicTransform]:
+    """Random geometry (image and mask together), ending at `input_size`."""
+    a: AugmentConfig = cfg.augment
+    h, w = cfg.input_size
+    return [
+        A.HorizontalFlip(p=a.hflip_p),
+        A.VerticalFlip(p=a.vflip_p),
+        A.RandomResizedCrop(
+            size=(h, w),
+            scale=a.crop_scale,
+            ratio=a.crop_ratio,
+            mask_interpolation=NEAREST,
+            p=a.crop_p,
+        ),
+        *_resize(cfg),  # no-op after a crop; the affine then runs on the small image
+        A.Affine(
+            scale=a.affine_scale,
+            translate_percent=(-a.affine_translate, a.affine_translate),
+            rotate=(-a.affine_rotate_deg, a.affine_rotate_deg),
+            mask_interpolation=NEAREST,
+            border_mode=cv2.BORDER_CONSTANT,  # zero corners, as in the padded letterbox
+            fill=0,
+            fill_mask=0,
+            p=a.affine_p,
+        ),
+    ]
+
+
+def photometric_transforms(cfg: DataConfig) -> list[A.BasicTransform]:
+    """Random appearance changes of the image only (masks pass through untouched)."""
+    a = cfg.augment
+    blur = a.blur_max_px if a.blur_max_px % 2 else a.blur_max_px - 1
+    return [
+        A.RandomBrightnessContrast(
+            brightness_limit=a.brightness_limit,
+            contrast_limit=a.contrast_limit,
+            p=a.brightness_contrast_p,
+        ),
+        A.RandomGamma(gamma_limit=a.gamma_limit, p=a.gamma_p),
+        A.HueSaturationValue(p=a.hue_saturation_p),
+        A.CLAHE(p=a.clahe_p),
+        A.ToGray(num_output_channels=3, p=a.to_gray_p),
+        A.OneOf(
+            [A.GaussianBlur(blur_limit=(3, blur)), A.MotionBlur(blur_limit=(3, blur))],
+            p=a.blur_p,
+        ),
+        A.GaussNoise(std_range=a.noise_std_range, p=a.noise_p),
+        A.ImageCompression(quality_range=a.jpeg_quality_range, p=a.jpeg_p),
+    ]
+
+
+def build_train_transform(cfg: DataConfig, seed: int | None = None) -> A.Compose:
+    """Random geometry + appearance, resize and normalise; eval transform if disabled.
+
+    `seed` makes the random sequence reproducible (None: a fresh one each run).
+    """
+    if not cfg.augment.enabled:
+        return build_eval_transform(cfg)
+    steps = [*geometric_transforms(cfg), *photometric_transforms(cfg), _normalize(cfg)]
+    return A.Compose(steps, seed=seed)
+
+
+def build_eval_transform(cfg: DataConfig) -> A.Compose:
+    """Resize to `input_size` and normalise; nothing random."""
+    return A.Compose([*_resize(cfg), _normalize(cfg)])
