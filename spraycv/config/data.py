@@ -83,6 +83,10 @@ class DataConfig(StrictModel):
     resize_mode: Literal["stretch", "letterbox"] = "stretch"
     mean: tuple[float, float, float] = IMAGENET_MEAN  # RGB, on [0, 1] pixel values
     std: tuple[float, float, float] = IMAGENET_STD
+    # resample masks with area/linear interpolation and keep the fractional edge coverage as
+    # soft targets: sub-pixel boundary positions survive the downscale to the input size,
+    # which is what the cone-angle fit needs; False: nearest-neighbour binary masks
+    soft_masks: bool = True
     split_fractions: tuple[float, float, float] = (0.8, 0.1, 0.1)  # train, val, test
     split_seed: int = 0
     augment: AugmentConfig = Field(default_factory=AugmentConfig)

@@ -4,7 +4,9 @@ Images enter as (H, W, 3) uint8 RGB (`SprayDataset` converts from BGR first; the
 transforms assume RGB) with (H, W) uint8 {0, 1} masks. Geometric transforms move both,
 masks always with nearest-neighbour interpolation so they stay binary; photometric ones
 touch the image only. Both pipelines end with the resize to `input_size` and `Normalize`,
-so they return (H', W', 3) float32 normalised images.
+so they return (H', W', 3) float32 normalised images. With `soft_masks` the dataset passes
+float32 masks and they are resampled like images (area/linear), so edge pixels keep their
+fractional coverage.
 """
 
 from __future__ import annotations
@@ -15,18 +17,27 @@ import cv2
 from spraycv.config.data import AugmentConfig, DataConfig
 
 NEAREST = cv2.INTER_NEAREST
+AREA = cv2.INTER_AREA  # the downscale the runtime uses too (spraycv.runtime.processing)
+
+
+def _mask_interp(cfg: DataConfig, downscale: bool = False) -> int:
+    if not cfg.soft_masks:
+        return NEAREST
+    return AREA if downscale else cv2.INTER_LINEAR
 
 
 def _resize(cfg: DataConfig) -> list[A.BasicTransform]:
     h, w = cfg.input_size
     if cfg.resize_mode == "letterbox":
         return [
-            A.LongestMaxSize(max_size_hw=(h, w), mask_interpolation=NEAREST),
+            A.LongestMaxSize(
+                max_size_hw=(h, w), interpolation=AREA, mask_interpolation=_mask_interp(cfg, True)
+            ),
             A.PadIfNeeded(
                 min_height=h, min_width=w, border_mode=cv2.BORDER_CONSTANT, fill=0, fill_mask=0
             ),
         ]
-    return [A.Resize(h, w, mask_interpolation=NEAREST)]
+    return [A.Resize(h, w, interpolation=AREA, mask_interpolation=_mask_interp(cfg, True))]
 
 
 def _normalize(cfg: DataConfig) -> A.Normalize:
@@ -44,7 +55,8 @@ def geometric_transforms(cfg: DataConfig) -> list[A.BasicTransform]:
             size=(h, w),
             scale=a.crop_scale,
             ratio=a.crop_ratio,
-            mask_interpolation=NEAREST,
+            interpolation=AREA,
+            mask_interpolation=_mask_interp(cfg, True),
             p=a.crop_p,
         ),
         *_resize(cfg),  # no-op after a crop; the affine then runs on the small image
@@ -52,7 +64,7 @@ def geometric_transforms(cfg: DataConfig) -> list[A.BasicTransform]:
             scale=a.affine_scale,
             translate_percent=(-a.affine_translate, a.affine_translate),
             rotate=(-a.affine_rotate_deg, a.affine_rotate_deg),
-            mask_interpolation=NEAREST,
+            mask_interpolation=_mask_interp(cfg),
             border_mode=cv2.BORDER_CONSTANT,  # zero corners, as in the padded letterbox
             fill=0,
             fill_mask=0,

@@ -28,7 +28,8 @@ class SprayDataset(Dataset):
     twice or not at all.
 
     Items:
-        (image (3, H, W) float32, mask (1, H, W) float32 in {0, 1}), plus the sample id
+        (image (3, H, W) float32, mask (1, H, W) float32 in {0, 1}, or in [0, 1] with
+        `soft_masks`, where edge pixels hold their coverage), plus the sample id
         as a third element when `return_id` is true.
     """
 
@@ -40,8 +41,10 @@ class SprayDataset(Dataset):
         mean: Sequence[float] = IMAGENET_MEAN,
         std: Sequence[float] = IMAGENET_STD,
         return_id: bool = False,
+        soft_masks: bool = False,
     ) -> None:
         self.samples = list(samples)
+        self.soft_masks = soft_masks
         self.transform = transform
         self.mean = np.asarray(mean, dtype=np.float32) * 255.0
         self.std = np.asarray(std, dtype=np.float32) * 255.0
@@ -59,7 +62,14 @@ class SprayDataset(Dataset):
     ) -> SprayDataset:
         """Dataset with the training (random) or eval transform of `cfg`."""
         transform = build_train_transform(cfg, seed) if train else build_eval_transform(cfg)
-        return cls(samples, transform, mean=cfg.mean, std=cfg.std, return_id=return_id)
+        return cls(
+            samples,
+            transform,
+            mean=cfg.mean,
+            std=cfg.std,
+            return_id=return_id,
+            soft_masks=cfg.soft_masks,
+        )
 
     def __len__(self) -> int:
         return len(self.samples)
@@ -70,11 +80,14 @@ class SprayDataset(Dataset):
         sample = self.samples[index]
         image, mask = sample.load()
         image = cv2.cvtColor(image, cv2.COLOR_BGR2RGB)
+        if self.soft_masks:  # float masks are resampled like images: soft edges survive
+            mask = mask.astype(np.float32)
         if self.transform is not None:
             out = self.transform(image=image, mask=mask)
             image, mask = out["image"], out["mask"]
         if image.dtype == np.uint8:
             image = (image.astype(np.float32) - self.mean) / self.std
         image_t = torch.from_numpy(np.ascontiguousarray(image.transpose(2, 0, 1), np.float32))
-        mask_t = torch.from_numpy(np.ascontiguousarray((mask > 0)[None], np.float32))
+        mask = np.clip(mask, 0.0, 1.0) if self.soft_masks else (mask > 0)
+        mask_t = torch.from_numpy(np.ascontiguousarray(mask[None], np.float32))
         return (image_t, mask_t, sample.id) if self.return_id else (image_t, mask_t)

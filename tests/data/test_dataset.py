@@ -66,3 +66,22 @@ def test_broken_sample_raises(tmp_path: Path) -> None:
     ds[0]
     with pytest.raises(DataError, match="mask missing"):
         ds[1]
+
+
+@pytest.mark.parametrize(("soft", "fractional"), [(True, True), (False, False)])
+def test_soft_masks_keep_edge_coverage_when_downscaled(
+    tmp_path: Path, soft: bool, fractional: bool
+) -> None:
+    root = tmp_path / "soft"
+    (root / "images").mkdir(parents=True)
+    (root / "masks").mkdir()
+    mask = np.zeros((64, 64), np.uint8)
+    mask[:, :33] = 255  # the edge falls inside a pixel once halved to 32 px
+    cv2.imwrite(str(root / "images" / "a.png"), np.zeros((64, 64, 3), np.uint8))
+    cv2.imwrite(str(root / "masks" / "a.png"), mask)
+    cfg = DataConfig(input_size=32, soft_masks=soft)
+    _, target = SprayDataset.from_config(load_samples(root), cfg, train=False)[0]
+    values = set(np.unique(target.numpy()).tolist())
+    assert (values - {0.0, 1.0} != set()) is fractional
+    if soft:  # coverage is preserved: 33 of 64 columns
+        assert float(target.mean()) == pytest.approx(33 / 64, abs=1e-6)
