@@ -73,9 +73,8 @@ def angle_errors(
     Each sample's reference angles come from the geometry on its labelled mask, the same
     definition as the prediction's; plumes are paired by apex distance.
     """
-    from spraycv.geometry.matching import match_measurements
-
     from spraycv.geometry import measure_cones
+    from spraycv.geometry.matching import match_to_truth
 
     model.eval()
     result = AngleErrors()
@@ -85,9 +84,12 @@ def angle_errors(
         (pred_mask,) = postprocess(logits, [image.shape[:2]], io)
         ref = [m for m in measure_cones(ref_mask) if m.ok]
         pred = [m for m in measure_cones(pred_mask) if m.ok]
-        match = match_measurements(pred, ref)
-        result.errors_deg += [p.included_angle_deg - r.included_angle_deg for p, r in match.pairs]
-        result.missed += match.missed
-        result.extra += match.extra
+        truth = [{"apex": r.apex, "length_px": r.length_px} for r in ref]
+        match = match_to_truth(pred, truth)
+        result.errors_deg += [
+            pred[p.meas].included_angle_deg - ref[p.gt].included_angle_deg for p in match.pairs
+        ]
+        result.missed += len(match.missed)
+        result.extra += len(match.extra)
         result.frames += 1
     return result

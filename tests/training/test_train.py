@@ -19,7 +19,7 @@ def tiny_config(data: Path, out: Path, *extra: str) -> TrainConfig:
 
 
 def test_loss_decreases_and_run_writes_its_files(wedge_data: Path, tmp_path: Path):
-    cfg = tiny_config(wedge_data, tmp_path, "epochs=4", "name=tiny")
+    cfg = tiny_config(wedge_data, tmp_path, "epochs=4", "name=tiny", "angle_eval_images=3")
     result = train(cfg, progress=False)
     losses = [row["train_loss"] for row in result.history]
     assert losses[-1] < 0.7 * losses[0], losses
@@ -35,6 +35,7 @@ def test_loss_decreases_and_run_writes_its_files(wedge_data: Path, tmp_path: Pat
     rows = list(csv.DictReader((run / "metrics.csv").open()))
     assert [int(r["epoch"]) for r in rows] == [1, 2, 3, 4]
     assert {"val_iou", "val_dice", "val_boundary_f1", "train_loss"} <= set(rows[0])
+    assert {"val_angle_mae_deg", "val_plumes_missed"} <= set(rows[0])
     sidecar = json.loads((run / "best.json").read_text())
     assert sidecar["model"]["arch"] == "FPN" and sidecar["input_size"] == [64, 64]
 

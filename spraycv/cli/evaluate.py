@@ -1,0 +1,70 @@
+"""`spraycv eval` and `spraycv compare`: held-out metrics, plots, leaderboard, selection."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import typer
+
+
+def evaluate(
+    weights: str = typer.Option(..., help="A .safetensors checkpoint, or 'classical'."),
+    data: Path = typer.Option(..., help="Rendered held-out dataset folder (labels.jsonl)."),
+    out: Path = typer.Option(Path("outputs/eval"), help="Where to write metrics and plots."),
+    limit: int | None = typer.Option(None, help="Evaluate only the first N images."),
+) -> None:
+    """Evaluate a model end to end (image -> mask -> cone angles) against ground truth.
+
+    Writes metrics.json, frames.jsonl, angle_error_hist.png and worst_cases.png.
+    """
+    from spraycv.evaluation.heldout import evaluate_dataset
+    from spraycv.evaluation.plots import plot_angle_histogram, worst_cases
+
+    segmenter = _segmenter(weights)
+    report = evaluate_dataset(segmenter, data, limit=limit)
+    report.write(out)
+    plot_angle_histogram(report, out / "angle_error_hist.png", title=str(weights))
+    worst_cases(report, data, segmenter, out / "worst_cases.png")
+    typer.echo(json.dumps(report.summary(), indent=2))
+    typer.echo(f"written to {out}")
+
+
+def compare(
+    configs: list[Path] = typer.Argument(..., help="Training configs (YAML) to compare."),
+    test_data: Path = typer.Option(..., help="Rendered held-out dataset folder."),
+    out: Path = typer.Option(Path("outputs/compare"), help="Runs, evaluations and leaderboard."),
+    minutes: float | None = typer.Option(None, help="Wall-time budget per model."),
+    epochs: int | None = typer.Option(None, help="Epoch budget per model."),
+    override: list[str] = typer.Option([], "--set", help="key=value for every config."),
+    max_latency_ms: float = typer.Option(100.0, help="Selection: CPU latency budget."),
+    limit: int | None = typer.Option(None, help="Evaluate only the first N test images."),
+    reuse: bool = typer.Option(False, help="Evaluate existing runs instead of retraining."),
+) -> None:
+    """Train each config under the same budget, evaluate all and the classical baseline on
+    the same held-out set, write leaderboard.md/.csv and a plot, and select the best."""
+    from spraycv.evaluation.compare import compare as run_compare
+    from spraycv.evaluation.leaderboard import SelectionRule
+
+    budget = [f"max_minutes={minutes}"] if minutes else []
+    budget += [f"epochs={epochs}"] if epochs else []
+    _, best, _ = run_compare(
+        configs, test_data, out, budget, override, SelectionRule(max_latency_ms), limit, reuse
+    )
+    typer.echo((out / "leaderboard.md").read_text())
+    if best is None:
+        raise typer.Exit(1)
+
+
+def _segmenter(weights: str):
+    if weights == "classical":
+        from spraycv.segment.classical import segment_classical
+
+        return segment_classical
+    from spraycv.runtime.predictor import load_predictor
+
+    try:
+        return load_predictor(weights)
+    except (ValueError, FileNotFoundError) as exc:
+        typer.echo(f"error: {exc}", err=True)
+        raise typer.Exit(2) from None

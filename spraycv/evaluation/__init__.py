@@ -1,0 +1,1 @@
+"""Held-out evaluation of segmenters, end to end from images to cone angles."""

@@ -1,0 +1,104 @@
+"""Evaluation pictures: angle-error histogram, worst cases, accuracy against latency."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from pathlib import Path
+
+import cv2
+import numpy as np
+
+from spraycv.evaluation.heldout import EvalReport, evaluate_frame, read_records
+from spraycv.io.images import read_image, to_binary_mask
+from spraycv.viz.overlay import draw_overlay
+
+
+def _pyplot():
+    import matplotlib
+
+    matplotlib.use("Agg")  # files only: no display on servers and in CI
+    import matplotlib.pyplot as plt
+
+    return plt
+
+
+def plot_angle_histogram(report: EvalReport, path: Path, title: str = "") -> Path:
+    """Histogram of absolute included-angle errors (deg) with median and p95 marked."""
+    plt = _pyplot()
+    errors = report.angle_errors()
+    fig, ax = plt.subplots(figsize=(6, 3.5), dpi=120)
+    if errors.size:
+        ax.hist(errors, bins=min(40, max(5, errors.size // 5)), color="#3b7dd8")
+        for q, style in ((50, "--"), (95, ":")):
+            v = float(np.percentile(errors, q))
+            ax.axvline(v, color="k", linestyle=style, label=f"p{q} = {v:.2f} deg")
+        ax.legend()
+    ax.set_xlabel("|included-angle error| (deg)")
+    ax.set_ylabel("nozzles")
+    ax.set_title(title or f"{errors.size} nozzles")
+    fig.tight_layout()
+    fig.savefig(path)
+    plt.close(fig)
+    return path
+
+
+def worst_cases(
+    report: EvalReport,
+    dataset_dir: Path,
+    segmenter: Callable[[np.ndarray], np.ndarray],
+    path: Path,
+    k: int = 6,
+    tile: int = 320,
+) -> Path:
+    """A grid of the k frames with the largest angle error or a missed nozzle, with overlays."""
+
+    def badness(f) -> float:
+        worst = max((abs(n["included_error_deg"]) for n in f.nozzles), default=0.0)
+        return worst + 100.0 * (f.missed + f.extra)
+
+    records = {str(r["id"]): r for r in read_records(dataset_dir)}
+    tiles = []
+    for frame in sorted(report.frames, key=badness, reverse=True)[:k]:
+        record = records[frame.id]
+        image = read_image(dataset_dir / record["image"])
+        truth = to_binary_mask(read_image(dataset_dir / record["mask"]))
+        _, pred, measurements = evaluate_frame(record, image, truth, segmenter)
+        picture = draw_overlay(image, pred, measurements)
+        contours, _ = cv2.findContours(truth, cv2.RETR_EXTERNAL, cv2.CHAIN_APPROX_SIMPLE)
+        cv2.drawContours(picture, contours, -1, (0, 255, 0), 1)  # truth outline in green
+        picture = cv2.resize(picture, (tile, tile), interpolation=cv2.INTER_AREA)
+        cv2.putText(
+            picture,
+            f"{frame.id} err {badness(frame):.1f}",
+            (4, 16),
+            cv2.FONT_HERSHEY_SIMPLEX,
+            0.45,
+            (255, 255, 255),
+            1,
+            cv2.LINE_AA,
+        )
+        tiles.append(picture)
+    while len(tiles) % 3:
+        tiles.append(np.zeros((tile, tile, 3), np.uint8))
+    rows = [np.hstack(tiles[i : i + 3]) for i in range(0, len(tiles), 3)]
+    cv2.imwrite(str(path), np.vstack(rows) if rows else np.zeros((tile, tile, 3), np.uint8))
+    return path
+
+
+def plot_accuracy_latency(rows: Sequence[dict], path: Path) -> Path:
+    """Scatter of angle MAE against CPU latency, one labelled point per leaderboard row."""
+    plt = _pyplot()
+    fig, ax = plt.subplots(figsize=(6, 4), dpi=120)
+    for row in rows:
+        x, y = row.get("cpu_latency_ms"), row.get("angle_mae_deg")
+        if x is None or y is None or not (np.isfinite(x) and np.isfinite(y)):
+            continue
+        ax.scatter([x], [y], s=40)
+        ax.annotate(row["name"], (x, y), textcoords="offset points", xytext=(5, 4), fontsize=8)
+    ax.set_xlabel("CPU latency per image (ms, batch 1)")
+    ax.set_ylabel("included-angle MAE (deg)")
+    ax.grid(alpha=0.3)
+    fig.tight_layout()
+    fig.savefig(path)
+    plt.close(fig)
+    return path

@@ -1,0 +1,77 @@
+"""One small predictor interface, one class per backend, picked by the weights' file suffix."""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any, ClassVar
+
+import numpy as np
+
+from spraycv.runtime.processing import ModelIO, postprocess, preprocess
+
+
+class Predictor(ABC):
+    """Images in, full-resolution binary spray masks out; subclasses only run the network."""
+
+    backend: ClassVar[str]
+    suffixes: ClassVar[tuple[str, ...]]
+
+    def __init__(self, io: ModelIO, meta: dict[str, Any]):
+        self.io, self.meta = io, meta
+
+    @abstractmethod
+    def infer(self, batch: np.ndarray) -> np.ndarray:
+        """(N, 3, h, w) float32 network input -> (N, 1, h, w) float32 logits."""
+
+    def predict(self, images: Sequence[np.ndarray]) -> list[np.ndarray]:
+        """N images ((H, W, 3) uint8 BGR or (H, W) uint8) -> N (H, W) uint8 {0, 1} masks."""
+        if not len(images):
+            return []
+        logits = self.infer(preprocess(images, self.io))
+        return postprocess(logits, [im.shape[:2] for im in images], self.io)
+
+    def __call__(self, image: np.ndarray) -> np.ndarray:
+        """One image -> its mask (so a predictor is a `spraycv.measure.Segmenter`)."""
+        return self.predict([image])[0]
+
+    @property
+    def name(self) -> str:
+        model = self.meta.get("model", {})
+        return f"{model.get('arch', '?')}-{model.get('encoder', '?')} ({self.backend})"
+
+
+class TorchPredictor(Predictor):
+    """PyTorch eager on a safetensors checkpoint and its JSON sidecar."""
+
+    backend = "pytorch"
+    suffixes = (".safetensors",)
+
+    def __init__(self, weights: Path, device: str = "cpu"):
+        import torch
+
+        from spraycv.training.checkpoint import load_checkpoint
+
+        self._torch = torch
+        self.model, meta = load_checkpoint(weights, device)
+        self.device = torch.device(device)
+        super().__init__(ModelIO.from_sidecar(meta), meta)
+
+    def infer(self, batch: np.ndarray) -> np.ndarray:
+        with self._torch.inference_mode():
+            out = self.model(self._torch.from_numpy(batch).to(self.device))
+        return out.float().cpu().numpy()
+
+
+BACKENDS: tuple[type[Predictor], ...] = (TorchPredictor,)
+
+
+def load_predictor(weights: str | Path, device: str = "cpu") -> Predictor:
+    """The predictor for a weights file, chosen by its suffix; the error lists valid suffixes."""
+    weights = Path(weights)
+    for backend in BACKENDS:
+        if weights.suffix.lower() in backend.suffixes:
+            return backend(weights, device)
+    valid = ", ".join(s for b in BACKENDS for s in b.suffixes)
+    raise ValueError(f"{weights}: no backend for suffix {weights.suffix!r}; valid: {valid}")

@@ -1,0 +1,54 @@
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+import torch
+
+from spraycv.config.train import ModelConfig
+from spraycv.models import create_model
+from spraycv.runtime.predictor import TorchPredictor, load_predictor
+from spraycv.runtime.processing import ModelIO, postprocess, preprocess
+from spraycv.training.checkpoint import CheckpointError, save_checkpoint
+
+IO = ModelIO((64, 64), (0.485, 0.456, 0.406), (0.229, 0.224, 0.225))
+
+
+@pytest.fixture(scope="module")
+def weights(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    torch.manual_seed(0)
+    cfg = ModelConfig(arch="FPN", encoder="mobilenet_v2")
+    model = create_model(cfg).eval()
+    side = {"model": cfg.model_dump(mode="json"), **IO.to_sidecar(), "parameters": 1}
+    return save_checkpoint(tmp_path_factory.mktemp("w") / "m.safetensors", model, side)
+
+
+def test_torch_predictor_matches_the_model_and_returns_full_size_masks(weights: Path):
+    predictor = load_predictor(weights)
+    assert isinstance(predictor, TorchPredictor) and predictor.io == IO
+    images = [np.random.default_rng(i).integers(0, 255, (90, 120, 3), np.uint8) for i in range(2)]
+    masks = predictor.predict(images)
+    assert [m.shape for m in masks] == [(90, 120)] * 2
+    with torch.no_grad():
+        logits = predictor.model(torch.from_numpy(preprocess(images, IO))).numpy()
+    for mask, expected in zip(masks, postprocess(logits, [(90, 120)] * 2, IO), strict=True):
+        np.testing.assert_array_equal(mask, expected)
+    np.testing.assert_array_equal(predictor(images[0]), masks[0])
+    assert predictor.predict([]) == []
+
+
+@pytest.mark.parametrize(
+    ("name", "content", "error", "message"),
+    [
+        ("m.pt", b"x", ValueError, "valid: .safetensors"),
+        ("missing.safetensors", None, CheckpointError, "not found"),
+        ("cut.safetensors", b"\x00" * 10, CheckpointError, "sidecar"),
+    ],
+)
+def test_bad_weight_files(tmp_path: Path, name: str, content, error, message):
+    path = tmp_path / name
+    if content is not None:
+        path.write_bytes(content)
+    with pytest.raises(error, match=message):
+        load_predictor(path)
