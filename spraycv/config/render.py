@@ -1,0 +1,190 @@
+"""Defaults of the synthetic spray renderer: every distribution and probability it samples.
+
+`RenderConfig` is the single source of the renderer's defaults (`spraycv.data.synth`).
+Ranges are `(low, high)` pairs sampled uniformly unless a field says otherwise; angles are
+in degrees, lengths as fractions of the image size (the shorter side) unless named `_px`.
+"""
+
+from __future__ import annotations
+
+from pydantic import Field, field_validator, model_validator
+
+from spraycv.config.base import StrictModel
+
+Range = tuple[float, float]
+
+NOZZLE_TYPES = ("flat_fan", "hollow_cone", "full_cone")
+NOZZLE_STATES = ("on", "weak", "clogged", "off")
+BACKGROUNDS = ("lab", "panel", "field")
+
+
+def _check_range(value: Range) -> Range:
+    lo, hi = value
+    if hi < lo:
+        raise ValueError(f"range low ({lo}) must not exceed high ({hi})")
+    return value
+
+
+def _check_probs(value: dict[str, float], keys: tuple[str, ...]) -> dict[str, float]:
+    unknown = set(value) - set(keys)
+    if unknown:
+        raise ValueError(f"unknown keys {sorted(unknown)}; expected a subset of {keys}")
+    if any(p < 0 for p in value.values()) or sum(value.values()) <= 0:
+        raise ValueError("probabilities must be >= 0 and not all zero")
+    return value
+
+
+class NozzleDistConfig(StrictModel):
+    """How nozzles, their geometry and their layout on a boom are drawn."""
+
+    type_probs: dict[str, float] = Field(
+        default_factory=lambda: {"flat_fan": 0.5, "hollow_cone": 0.25, "full_cone": 0.25}
+    )
+    # Catalogue angles are far more common than arbitrary ones; jitter blurs them.
+    catalogue_angles_deg: list[float] = Field(
+        default_factory=lambda: [15, 25, 40, 50, 65, 80, 90, 110, 120, 130]
+    )
+    prob_catalogue_angle: float = Field(0.6, ge=0, le=1)
+    catalogue_jitter_deg: float = Field(6.0, ge=0)
+    included_deg_range: Range = (10.0, 150.0)
+    # Worn nozzles: |left - right| half-angle difference, drawn for a fraction of nozzles.
+    prob_asymmetric: float = Field(0.5, ge=0, le=1)
+    asymmetry_max_deg: float = Field(10.0, ge=0, le=20)
+    min_half_angle_deg: float = Field(3.0, gt=0)
+    # Nozzle tilt in the world frame: mostly straight down, sometimes tilted.
+    prob_straight_down: float = Field(0.45, ge=0, le=1)
+    straight_jitter_deg: float = Field(2.0, ge=0)
+    tilt_deg_range: Range = (-35.0, 35.0)
+    # Rotated camera: the whole image is rolled, so the axis can point sideways or up.
+    prob_rotated_camera: float = Field(0.15, ge=0, le=1)
+    camera_roll_deg_range: Range = (-180.0, 180.0)
+    # Nozzles per frame: one with prob_single, else uniform in n_boom_range.
+    prob_single: float = Field(0.45, ge=0, le=1)
+    n_boom_range: tuple[int, int] = (2, 8)
+    state_probs: dict[str, float] = Field(
+        default_factory=lambda: {"on": 0.8, "weak": 0.08, "clogged": 0.07, "off": 0.05}
+    )
+    # Spray length L (axial extent) as a fraction of the image's shorter side.
+    length_frac_range: Range = (0.3, 0.95)
+    min_length_frac: float = Field(0.16, gt=0, lt=1)  # 82 px at 512: enough to measure
+    length_jitter: float = Field(0.08, ge=0, lt=0.5)  # per nozzle on a boom
+    weak_length_factor: Range = (0.55, 0.85)
+    weak_angle_factor: Range = (0.7, 0.92)
+    clogged_narrow_included_deg: Range = (10.0, 30.0)
+    clogged_one_sided_half_deg: Range = (3.0, 7.0)
+    # Boundaries are straight up to s_bend * L, then bend under gravity and drag.
+    s_bend_frac_range: Range = (0.55, 0.85)
+    prob_bend: float = Field(0.7, ge=0, le=1)
+    gravity_range: Range = (0.0, 0.35)
+    drag_range: Range = (0.0, 0.5)
+    # The ragged far front: relative amplitude, and how flat it is (1 = flat, 0 = round).
+    ragged_amp_range: Range = (0.015, 0.06)
+    front_flatness_range: Range = (0.4, 1.0)
+    apex_margin_frac: float = Field(0.05, ge=0, lt=0.5)
+    body_width_frac_range: Range = (0.035, 0.085)  # nozzle cap width / image size
+
+    _ranges = field_validator(
+        "included_deg_range",
+        "tilt_deg_range",
+        "camera_roll_deg_range",
+        "length_frac_range",
+        "weak_length_factor",
+        "weak_angle_factor",
+        "clogged_narrow_included_deg",
+        "clogged_one_sided_half_deg",
+        "s_bend_frac_range",
+        "gravity_range",
+        "drag_range",
+        "ragged_amp_range",
+        "front_flatness_range",
+        "body_width_frac_range",
+    )(_check_range)
+
+    @field_validator("type_probs")
+    @classmethod
+    def _types(cls, v: dict[str, float]) -> dict[str, float]:
+        return _check_probs(v, NOZZLE_TYPES)
+
+    @field_validator("state_probs")
+    @classmethod
+    def _states(cls, v: dict[str, float]) -> dict[str, float]:
+        return _check_probs(v, NOZZLE_STATES)
+
+    @model_validator(mode="after")
+    def _consistent(self) -> NozzleDistConfig:
+        lo, hi = self.included_deg_range
+        if lo < 10.0 or hi > 150.0:
+            raise ValueError("included_deg_range must lie within [10, 150]")
+        if self.s_bend_frac_range[0] < 0.5:
+            raise ValueError("s_bend_frac_range must start at >= 0.5 (straight beyond the band)")
+        if not 1 <= self.n_boom_range[0] <= self.n_boom_range[1] <= 8:
+            raise ValueError("n_boom_range must lie within [1, 8] and be ordered")
+        if self.clogged_one_sided_half_deg[0] < self.min_half_angle_deg:
+            raise ValueError("clogged_one_sided_half_deg must start at >= min_half_angle_deg")
+        return self
+
+
+class AppearanceConfig(StrictModel):
+    """Lighting, background and spray appearance."""
+
+    prob_back_lit: float = Field(0.3, ge=0, le=1)
+    prob_color: float = Field(0.6, ge=0, le=1)
+    # Background style of front-lit scenes ("panel" is used for every back-lit scene).
+    front_background_probs: dict[str, float] = Field(
+        default_factory=lambda: {"lab": 0.8, "field": 0.2}
+    )
+    prob_clutter: float = Field(0.6, ge=0, le=1)  # rods, lamps, tiles, stands
+    prob_fixtures: float = Field(0.7, ge=0, le=1)  # brackets, specular glints
+    prob_feed_pipe: float = Field(0.6, ge=0, le=1)  # single nozzle: supply pipe/hose
+    # Droplet motion streaks in px (long exposure); 0 with prob_frozen (strobe/flash).
+    prob_frozen: float = Field(0.5, ge=0, le=1)
+    streak_px_range: Range = (2.0, 12.0)
+    droplet_density_range: Range = (0.5, 2.2)
+    haze_range: Range = (0.1, 1.0)
+    prob_dyed: float = Field(0.1, ge=0, le=1)
+
+    _ranges = field_validator("streak_px_range", "droplet_density_range", "haze_range")(
+        _check_range
+    )
+
+    @field_validator("front_background_probs")
+    @classmethod
+    def _bgs(cls, v: dict[str, float]) -> dict[str, float]:
+        return _check_probs(v, BACKGROUNDS)
+
+
+class CameraConfig(StrictModel):
+    """Optics and sensor effects, applied after the scene is composed."""
+
+    prob_defocus: float = Field(0.4, ge=0, le=1)
+    defocus_sigma_range: Range = (0.6, 2.2)
+    prob_motion_blur: float = Field(0.15, ge=0, le=1)
+    motion_blur_px_range: Range = (2.0, 9.0)
+    # Gain 2**x, x the mean of two uniform draws in the range: under and over exposure, rarer
+    # at the extremes. Back-lit and field scenes are exposed relative to their background.
+    exposure_log2_range: Range = (-1.2, 1.0)
+    gamma_range: Range = (0.8, 1.25)
+    vignetting_range: Range = (0.0, 0.55)
+    read_noise_range: Range = (0.002, 0.03)  # Gaussian sigma, fraction of full scale
+    shot_noise_range: Range = (0.0, 0.03)  # sigma at full scale, scales with sqrt(signal)
+    prob_jpeg: float = Field(0.7, ge=0, le=1)
+    jpeg_quality_range: tuple[int, int] = (35, 95)
+
+    _ranges = field_validator(
+        "defocus_sigma_range",
+        "motion_blur_px_range",
+        "exposure_log2_range",
+        "gamma_range",
+        "vignetting_range",
+        "read_noise_range",
+        "shot_noise_range",
+        "jpeg_quality_range",
+    )(_check_range)
+
+
+class RenderConfig(StrictModel):
+    """Every default of the synthetic renderer (`spraycv synth`)."""
+
+    nozzle: NozzleDistConfig = Field(default_factory=NozzleDistConfig)
+    appearance: AppearanceConfig = Field(default_factory=AppearanceConfig)
+    camera: CameraConfig = Field(default_factory=CameraConfig)
