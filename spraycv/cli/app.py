@@ -4,7 +4,11 @@ from __future__ import annotations
 
 import typer
 
+from spraycv.cli.data import data_app
+from spraycv.cli.evaluate import compare, evaluate
 from spraycv.cli.measure import measure
+from spraycv.cli.synth import synth
+from spraycv.cli.train import train
 
 app = typer.Typer(
     name="spraycv",
@@ -15,6 +19,11 @@ app = typer.Typer(
 )
 
 app.command()(measure)
+app.command()(train)
+app.command("eval")(evaluate)
+app.command()(compare)
+app.command()(synth)
+app.add_typer(data_app, name="data")
 
 
 def main() -> None:

@@ -8,6 +8,10 @@ import typer
 
 
 def synth(
+    overrides: list[str] = typer.Argument(
+        None, help="Renderer config overrides, e.g. appearance.prob_dyed=0.5"
+    ),
+    config: Path | None = typer.Option(None, "--config", "-c", help="Renderer YAML config."),
     out: Path = typer.Option(..., "--out", help="Output dataset folder (must be empty)."),
     n: int = typer.Option(100, "--n", help="Number of images."),
     size: int = typer.Option(512, "--size", help="Image width and height, px."),
@@ -21,9 +25,12 @@ def synth(
     Writes OUT/images, OUT/masks (0/255 PNG, threshold > 127), OUT/instances (nozzle
     index + 1), OUT/labels.jsonl (one ground-truth record per image) and OUT/dataset.json.
     """
+    from spraycv.config.loader import ConfigError, load_config
+    from spraycv.config.render import RenderConfig
     from spraycv.data.synth import write_dataset  # heavy imports only when run
 
     try:
+        render_config = load_config(RenderConfig, config, list(overrides or []))
         path = write_dataset(
             out,
             n,
@@ -32,8 +39,9 @@ def synth(
             workers=workers,
             image_format=image_format,
             overwrite=overwrite,
+            config=render_config,
         )
-    except (FileExistsError, ValueError) as exc:
+    except (FileExistsError, ValueError, ConfigError) as exc:
         typer.echo(f"error: {exc}", err=True)
         raise typer.Exit(code=2) from exc
     typer.echo(f"wrote {n} samples to {path}")

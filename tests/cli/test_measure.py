@@ -1,0 +1,88 @@
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from spraycv.cli.app import app
+
+REPO = Path(__file__).resolve().parents[2]
+SAMPLES = REPO / "data" / "samples"
+runner = CliRunner()
+
+
+def _records() -> list[dict]:
+    return [json.loads(line) for line in (SAMPLES / "labels.jsonl").read_text().splitlines()]
+
+
+def test_json_on_ground_truth_masks_matches_the_renderer():
+    masks = [str(SAMPLES / r["mask"]) for r in _records()]
+    result = runner.invoke(app, ["measure", "--json", *masks])
+    assert result.exit_code == 0, result.output
+    rows = [json.loads(line) for line in result.stdout.splitlines()]
+    assert {r["input"] for r in rows} == {"mask"}
+    by_source = {}
+    for row in rows:
+        by_source.setdefault(Path(row["source"]).name, []).append(row)
+    for record in _records():
+        measured = by_source[Path(record["mask"]).name]
+        truth = sorted(n["included_angle_deg"] for n in record["nozzles"] if n["visible"])
+        found = sorted(r["included_angle_deg"] for r in measured if r["included_angle_deg"])
+        assert len(found) == len(truth), (record["mask"], found, truth)
+        assert max(abs(a - b) for a, b in zip(found, truth, strict=True)) < 1.5
+
+
+def test_table_and_overlays_for_images(tmp_path: Path):
+    result = runner.invoke(
+        app, ["measure", str(SAMPLES / "images"), "--overlay-dir", str(tmp_path)]
+    )
+    assert result.exit_code == 0, result.output
+    header = result.stdout.splitlines()[0].split()
+    assert header[:3] == ["source", "nozzle", "included"]
+    assert len(list(tmp_path.glob("*_overlay.png"))) == len(_records())
+
+
+def test_a_corrupt_file_is_reported_and_the_rest_still_measured(tmp_path: Path):
+    bad = tmp_path / "broken.jpg"
+    bad.write_bytes(b"\xff\xd8 not really a jpeg")
+    good = SAMPLES / _records()[0]["mask"]
+    result = runner.invoke(
+        app, ["measure", "--json", str(bad), str(good), str(tmp_path / "no.png")]
+    )
+    assert result.exit_code == 1
+    assert "broken.jpg: not a readable image" in result.stderr
+    assert "no.png: no such file" in result.stderr
+    assert "2 input(s) could not be measured" in result.stderr
+    assert json.loads(result.stdout.splitlines()[0])["source"] == str(good)
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["--apex", "12"], "--apex takes two numbers"),
+        (["--axis", "a,b"], "--axis takes two numbers"),
+        (["--kind", "video"], "--kind must be auto, image or mask"),
+        (["--band-start", "0.5", "--band-end", "0.2"], "must exceed start_frac"),
+    ],
+)
+def test_bad_options_say_what_is_wrong(args: list[str], message: str):
+    result = runner.invoke(app, ["measure", str(SAMPLES / "masks"), *args])
+    assert result.exit_code == 2
+    assert message in result.output
+
+
+def test_every_command_has_help():
+    for command in (
+        ["--help"],
+        ["measure", "--help"],
+        ["synth", "--help"],
+        ["train", "--help"],
+        ["eval", "--help"],
+        ["compare", "--help"],
+        ["data", "check", "--help"],
+    ):
+        result = runner.invoke(app, command)
+        assert result.exit_code == 0, (command, result.output)
+        assert "Usage" in result.output
