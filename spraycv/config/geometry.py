@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Literal
+
 from pydantic import Field, model_validator
 
 from spraycv.config.base import StrictModel
@@ -25,11 +27,62 @@ class BandConfig(StrictModel):
     @model_validator(mode="after")
     def _ordered(self) -> BandConfig:
         if self.end_frac <= self.start_frac:
-            raise ValueError(f"band end_frac ({self.end_frac}) must exceed start_frac ({self.start_frac})")
+            raise ValueError(
+                f"band end_frac ({self.end_frac}) must exceed start_frac ({self.start_frac})"
+            )
         for unit in ("px", "mm"):
             lo, hi = getattr(self, f"start_{unit}"), getattr(self, f"end_{unit}")
             if (lo is None) != (hi is None):
                 raise ValueError(f"set both start_{unit} and end_{unit}, or neither")
             if lo is not None and hi is not None and hi <= lo:
                 raise ValueError(f"band end_{unit} ({hi}) must exceed start_{unit} ({lo})")
+        return self
+
+
+class GeometryConfig(StrictModel):
+    """Defaults of `spraycv.geometry.measure_cones` (the single source of them).
+
+    Morphology runs before the connected components: a closing of `close_px` joins
+    near-touching droplets into the envelope, an opening of `open_px` (off by default: it
+    blunts the tips of narrow jets, and the one-sided robust fit already ignores ligaments)
+    removes hair-thin ligaments; 0 disables either. Components below the area floors are
+    debris.
+    """
+
+    band: BandConfig = Field(default_factory=BandConfig)
+    open_px: int = Field(0, ge=0, le=31, description="opening kernel size (px), 0 = off")
+    close_px: int = Field(3, ge=0, le=31, description="closing kernel size (px), 0 = off")
+    min_plume_area_px: int = Field(150, ge=1, description="smaller components are debris")
+    min_plume_area_frac: float = Field(
+        0.02, ge=0.0, lt=1.0, description="and so are those below this fraction of the largest"
+    )
+    min_edge_points: int = Field(8, ge=2, description="per side, inside the band")
+    max_fit_rms_px: float = Field(1.5, gt=0.0, description="poor_fit above this inlier RMS")
+    min_inlier_frac: float = Field(0.6, gt=0.0, le=1.0, description="poor_fit below this")
+    robust_fit: Literal["huber", "ransac"] = "huber"
+    outlier_px: float = Field(3.0, gt=0.0, description="residual that makes a point an outlier")
+    ransac_iterations: int = Field(100, ge=1)
+    max_refits: int = Field(4, ge=1, description="apex -> band -> lines refits per plume")
+    search_band: tuple[float, float] = Field(
+        (0.08, 0.45), description="band (fractions of L) used to score apex/axis candidates"
+    )
+    merge_min_depth_px: float = Field(
+        6.0, gt=0.0, description="crotch depth that splits a component into plumes"
+    )
+    merge_min_depth_frac: float = Field(
+        0.03, ge=0.0, description="and as a fraction of the component's lateral extent"
+    )
+    boom_axis_tol_deg: float = Field(
+        25.0, gt=0.0, le=90.0, description="plumes whose bisectors agree this well form a boom"
+    )
+    hint_apex_tol_px: float = Field(
+        25.0, gt=0.0, description="a hint apex further than this from any plume: no_spray"
+    )
+    profile_step_px: float = Field(2.0, gt=0.0, description="width-profile sampling step")
+
+    @model_validator(mode="after")
+    def _search_band_ordered(self) -> GeometryConfig:
+        lo, hi = self.search_band
+        if not 0.0 <= lo < hi <= 1.0:
+            raise ValueError(f"search_band must be 0 <= start < end <= 1; got {self.search_band}")
         return self

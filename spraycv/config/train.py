@@ -69,6 +69,8 @@ class TrainConfig(StrictModel):
     out_dir: Path = Path("runs")
     resume: bool = False
     device: Literal["auto", "cpu", "cuda"] = "auto"
+    # CPU threads for torch (None: torch's default); 1 avoids thrashing on a shared machine
+    threads: int | None = Field(None, ge=1)
 
     @field_validator("precision", mode="before")
     @classmethod

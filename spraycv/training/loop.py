@@ -103,6 +103,8 @@ def train(cfg: TrainConfig, progress: bool = True) -> TrainResult:
 
 def _train(cfg: TrainConfig, info: DistInfo, progress: bool) -> TrainResult:
     device = pick_device(cfg.device, info)
+    if cfg.threads is not None:
+        torch.set_num_threads(cfg.threads)
     check_precision(cfg.precision, device)
     seed_everything(cfg.seed, cfg.deterministic)
     if device.type == "cuda":

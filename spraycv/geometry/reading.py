@@ -1,0 +1,234 @@
+"""How a blob is read: one plume, or several merged on a boom (split at V minima).
+
+Each blob is read as one plume (the hull-corner search) and, where its outline has a deep
+notch, as several plumes split at the V minima of its back profile seen across the notch;
+the reading whose boundaries are straighter (and which explains the whole outline) wins.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from spraycv.config.geometry import GeometryConfig
+from spraycv.geometry.plumes import Blob, Notch, notches, split_merged
+from spraycv.geometry.report import Plume
+from spraycv.geometry.search import APEX_ON_OUTLINE_PX, search_wedge, tip_allowance
+from spraycv.geometry.wedge import FitOptions, normal_left
+
+CLEAN_SINGLE_PX = 0.5  # a single plume's rasterised boundaries fit to ~0.3 px
+NOTCH_REACH_PX = 10.0
+MERGED_MARGIN_PX = 0.15  # split a notched blob unless reading it as one plume is clearly better
+MIN_EXPLAINED = 0.85  # a single wedge leaving more of the outline outside is not the whole blob
+LONELY_MARGIN_PX = 1.0
+EXPLAINED_STRIDE = 4  # every 4th outline point is plenty for a coverage fraction
+MIN_PART_LENGTH_FRAC = 0.2  # a split part shorter than this share of the longest is a bump
+
+
+def blob_extent(blob: Blob) -> float:
+    return float(np.ptp(blob.hull, axis=0).max())
+
+
+def merge_depth(blob: Blob, u: np.ndarray | None, cfg: GeometryConfig) -> float:
+    """Smallest notch depth that separates two plumes (px)."""
+    if u is None:
+        extent = blob_extent(blob)
+    else:
+        t = blob.hull @ normal_left(u)
+        extent = float(t.max() - t.min())
+    return max(cfg.merge_min_depth_px, cfg.merge_min_depth_frac * extent)
+
+
+def split_blob(
+    blob: Blob, u: np.ndarray, fixed: bool, source: str, cfg: GeometryConfig
+) -> list[Plume]:
+    """One plume per V minimum of the blob's back profile along u (merged plumes split)."""
+    apexes, crotches = split_merged(blob, u, merge_depth(blob, u, cfg))
+    if len(apexes) == 1:
+        return [Plume(blob, apexes[0], u, fixed, source)]
+    out = []
+    for j, a in enumerate(apexes):
+        # apexes run along -n_left: the previous crotch is on this plume's left
+        out.append(
+            Plume(
+                blob,
+                a,
+                u,
+                fixed,  # free plumes: own bisector until the boom axis is known
+                source,
+                crotch_left=crotches[j - 1] if j > 0 else None,
+                crotch_right=crotches[j] if j < len(crotches) else None,
+                merged=True,
+            )
+        )
+    return out
+
+
+def read_blobs(
+    blobs: list[Blob],
+    hint_axis: np.ndarray | None,
+    cfg: GeometryConfig,
+    opts: FitOptions,
+    shape: tuple[int, int],
+) -> list:
+    """Plumes without apex hints: search (or the hint axis), then split merged ones.
+
+    Each blob is read as one plume (the hull-corner search) and, where its outline has a
+    deep notch, as several plumes split at the V minima of the back profile seen across the
+    notch; the reading whose boundaries are straighter wins. Returned plumes are fitted.
+    """
+    plumes: list[Plume | Blob] = []
+    for blob in blobs:
+        if hint_axis is not None:
+            plumes.extend(read_along_axis(blob, hint_axis, "hint", cfg, opts))
+            continue
+        cand = search_wedge(
+            blob,
+            cfg.search_band,
+            cfg.band.min_start_px,
+            cfg.min_edge_points,
+            cfg.outlier_px,
+            shape,
+            cfg.open_px,
+        )
+        single = None
+        if cand is not None:
+            single = Plume(blob, cand.apex, cand.axis, False, "bisector")
+            single.refit(opts)
+        single_score = math.inf
+        explained = 0.0
+        if single is not None and cand is not None and opens(single):
+            single_score = max(worst_score([single]), cand.score)
+            explained = explained_fraction(single)
+            if not cand.tip_ok:
+                single_score += 1.0  # apex off the outline: maybe merged plumes' virtual one
+        clean_fit = single_score <= CLEAN_SINGLE_PX
+        if (
+            single is not None
+            and cand is not None
+            and cand.tip_ok
+            and clean_fit
+            and (explained >= MIN_EXPLAINED)
+        ):
+            # a straight wedge from the tip of the outline that covers the whole blob: one
+            # plume (merged neighbours would leave much of the outline outside it)
+            plumes.append(single)
+            continue
+        merged: list[Plume] = []
+        found = notches(blob, merge_depth(blob, cand.axis if cand else None, cfg))
+        if found and single is not None and cand is not None and cand.tip_ok and clean_fit:
+            # a clean wedge not covering the blob: boom plume 1, its neighbours' notch first
+            found = [n for n in found if boom_notch(n, single)] or found
+        if found:
+            merged = split_blob(blob, found[0].normal, False, "bisector", cfg)
+        if len(merged) < 2 and cand is not None and not cand.tip_ok:
+            merged = split_blob(blob, cand.axis, False, "bisector", cfg)
+        if len(merged) >= 2:
+            for p in merged:
+                p.refit(opts)
+            score = worst_score(merged) if parallel(merged, cfg) and sizeable(merged) else math.inf
+            # split when that explains the outline better, or when one wedge leaves much of
+            # the blob outside (a boom whose first plume alone looked like a clean wedge)
+            lonely = explained < MIN_EXPLAINED
+            if score <= single_score + (LONELY_MARGIN_PX if lonely else MERGED_MARGIN_PX):
+                plumes.extend(merged)
+                continue
+        plumes.append(single if single is not None and math.isfinite(single_score) else blob)
+    return plumes
+
+
+def read_along_axis(
+    blob: Blob, u: np.ndarray, source: str, cfg: GeometryConfig, opts: FitOptions
+) -> list[Plume]:
+    """Plumes of a blob whose axis is known: split at the back profile's V minima unless
+    reading the blob as one plume is as good (bumps of droplets also make small V's)."""
+    parts = split_blob(blob, u, True, source, cfg)
+    for p in parts:
+        p.refit(opts)
+    if len(parts) == 1:
+        return parts
+    back = blob.hull[int(np.argmin(blob.hull @ u))]
+    single = Plume(blob, back, u, True, source)
+    single.refit(opts)
+    single_score = worst_score([single])
+    if math.isfinite(single_score) and not tip_ok(single, cfg):
+        single_score += 1.0  # its apex is off the outline: a virtual apex of merged plumes
+    lonely = math.isfinite(single_score) and explained_fraction(single) < MIN_EXPLAINED
+    margin = LONELY_MARGIN_PX if lonely or not math.isfinite(single_score) else MERGED_MARGIN_PX
+    if worst_score(parts) <= single_score + margin and sizeable(parts):
+        return parts
+    return [single]
+
+
+def tip_ok(plume: Plume, cfg: GeometryConfig) -> bool:
+    """The fitted apex is at the tip of the outline (or the outline is cut by the border)."""
+    fit = plume.fit
+    if fit is None or fit.dir_left is None or fit.dir_right is None:
+        return False
+    s = (plume.blob.pts - plume.apex) @ plume.axis
+    inc = math.degrees(math.acos(float(np.clip(fit.dir_left @ fit.dir_right, -1.0, 1.0))))
+    gap = float(s.min())
+    if not plume.blob.usable.all() and gap > 0:
+        return gap <= 0.25 * float(s.max())
+    return -APEX_ON_OUTLINE_PX <= gap <= float(tip_allowance(np.array([inc]), cfg.open_px)[0])
+
+
+def sizeable(parts: list[Plume]) -> bool:
+    """Split parts are real plumes, not droplet bumps: each is fitted and long enough."""
+    lengths = [p.fit.length if p.fit is not None and p.fit.ok else 0.0 for p in parts]
+    return min(lengths) >= MIN_PART_LENGTH_FRAC * max(lengths) > 0
+
+
+def boom_notch(notch: Notch, single: Plume) -> bool:
+    """Whether a notch next to a clean single wedge can be the crotch with a merged neighbour.
+
+    The hull edge bridging such a notch runs along the boom, from this apex to the
+    neighbour's, both about level along the axis; dents of the front and the hollows along
+    a bent boundary are bridged by edges that run far along the axis.
+    """
+    length = single.fit.length if single.fit is not None else 0.0
+    if notch.distance_to_edge(single.apex) > max(NOTCH_REACH_PX, 0.1 * length):
+        return False
+    s = [abs(float((p - single.apex) @ single.axis)) for p in (notch.a, notch.b)]
+    return max(s) <= 0.25 * length
+
+
+def opens(plume: Plume) -> bool:
+    """The fitted wedge opens forward: positive included angle, plume ahead of the apex."""
+    fit = plume.fit
+    if fit is None or fit.dir_left is None or fit.dir_right is None or fit.length <= 0:
+        return False
+    n = normal_left(fit.axis)
+    return float(fit.dir_left @ n) > 0 > float(fit.dir_right @ n)
+
+
+def explained_fraction(plume: Plume) -> float:
+    """Fraction of the blob's outline inside the plume's wedge (with room for bends)."""
+    fit = plume.fit
+    if fit is None or fit.left is None or fit.right is None:
+        return 0.0
+    pts = plume.blob.pts[::EXPLAINED_STRIDE]
+    tol = max(3.0, 0.1 * fit.length)
+    inside = (pts - plume.apex) @ plume.axis >= -tol
+    for line, sign in ((fit.left, 1.0), (fit.right, -1.0)):
+        d = line.direction
+        out = sign * np.array([-d[1], d[0]])  # away from the spray
+        inside &= (pts - line.point) @ out <= tol
+    return float(inside.mean())
+
+
+def parallel(plumes: list[Plume], cfg: GeometryConfig) -> bool:
+    """Merged plumes come from one boom: their (bisector) axes agree within the boom
+    tolerance; a ragged blob split at a droplet's notch gives wedges pointing anywhere."""
+    axes = np.array([p.axis for p in plumes if p.fit is not None and p.fit.ok])
+    if len(axes) < len(plumes):
+        return False
+    mean = axes.sum(axis=0)
+    mean /= max(float(np.hypot(*mean)), 1e-12)
+    return bool((axes @ mean).min() >= math.cos(math.radians(cfg.boom_axis_tol_deg)))
+
+
+def worst_score(plumes: list[Plume]) -> float:
+    """The worst plume's straightness (px), inf if one could not be fitted."""
+    return max(p.fit.score() if p.fit is not None else math.inf for p in plumes)

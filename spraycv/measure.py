@@ -1,0 +1,76 @@
+"""From an image or mask file to cone measurements: the pipeline behind `spraycv measure`."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Literal
+
+import numpy as np
+
+from spraycv.config.geometry import GeometryConfig
+from spraycv.geometry import ConeMeasurement, MeasureHints, measure_cones
+from spraycv.io.images import ImageReadError, looks_like_mask, read_image, to_binary_mask
+from spraycv.segment.classical import segment_classical
+
+Segmenter = Callable[[np.ndarray], np.ndarray]
+"""(H, W, 3) uint8 BGR image -> (H, W) uint8 {0, 1} spray mask."""
+
+InputKind = Literal["auto", "image", "mask"]
+
+
+@dataclass
+class FileResult:
+    """Measurements of one file, or the reason it could not be measured."""
+
+    source: Path
+    kind: Literal["image", "mask"] | None = None
+    image: np.ndarray | None = None
+    mask: np.ndarray | None = None
+    measurements: list[ConeMeasurement] = field(default_factory=list)
+    error: str | None = None
+
+
+def measure_image(
+    image: np.ndarray,
+    segmenter: Segmenter = segment_classical,
+    hints: MeasureHints | None = None,
+    config: GeometryConfig | None = None,
+) -> tuple[np.ndarray, list[ConeMeasurement]]:
+    """Segment an image and measure its sprays.
+
+    Args:
+        image: (H, W, 3) uint8 BGR or (H, W) uint8 grayscale.
+    Returns:
+        The (H, W) uint8 {0, 1} mask and one measurement per plume.
+    """
+    mask = segmenter(image)
+    return mask, measure_cones(mask, hints=hints, config=config)
+
+
+def measure_file(
+    path: Path,
+    kind: InputKind = "auto",
+    segmenter: Segmenter = segment_classical,
+    hints: MeasureHints | None = None,
+    config: GeometryConfig | None = None,
+) -> FileResult:
+    """Measure one file; errors are returned in the result, never raised, so a batch goes on."""
+    result = FileResult(source=path)
+    try:
+        stored = read_image(path)
+        is_mask = kind == "mask" or (kind == "auto" and looks_like_mask(stored))
+        if is_mask:
+            if stored.ndim != 2:
+                raise ImageReadError(
+                    f"{path}: a mask must have one channel, got shape {stored.shape}"
+                )
+            result.kind, result.mask = "mask", to_binary_mask(stored)
+            result.measurements = measure_cones(result.mask, hints=hints, config=config)
+        else:
+            result.kind, result.image = "image", stored
+            result.mask, result.measurements = measure_image(stored, segmenter, hints, config)
+    except ValueError as exc:  # ImageReadError, MaskError and config errors are ValueErrors
+        result.error = str(exc)
+    return result

@@ -1,0 +1,91 @@
+"""Overlay pictures: image, mask outline, fitted boundary lines, apex, axis, band and angle."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+
+import cv2
+import numpy as np
+
+from spraycv.geometry import ConeMeasurement
+
+OUTLINE = (255, 200, 0)  # BGR cyan-ish: mask outline
+LINE = (0, 0, 255)  # red: fitted boundaries
+AXIS = (0, 255, 255)  # yellow: axis and band ticks
+APEX = (0, 255, 0)  # green: apex
+TEXT_BG = (0, 0, 0)
+
+
+def _to_bgr(image: np.ndarray) -> np.ndarray:
+    if image.ndim == 2:
+        return cv2.cvtColor(image.astype(np.uint8), cv2.COLOR_GRAY2BGR)
+    return image.astype(np.uint8).copy()
+
+
+def _pt(x: float, y: float) -> tuple[int, int]:
+    return round(x), round(y)
+
+
+def _label(canvas: np.ndarray, text: str, anchor: tuple[int, int], scale: float) -> None:
+    """Text with a dark box behind it, kept inside the image."""
+    font, thick = cv2.FONT_HERSHEY_SIMPLEX, max(1, round(scale * 2))
+    (w, h), base = cv2.getTextSize(text, font, scale, thick)
+    x = min(max(anchor[0], 2), canvas.shape[1] - w - 2)
+    y = min(max(anchor[1], h + 2), canvas.shape[0] - base - 2)
+    cv2.rectangle(canvas, (x - 2, y - h - 2), (x + w + 2, y + base + 1), TEXT_BG, -1)
+    cv2.putText(canvas, text, (x, y), font, scale, (255, 255, 255), thick, cv2.LINE_AA)
+
+
+def draw_measurement(canvas: np.ndarray, m: ConeMeasurement, scale: float = 0.5) -> None:
+    """Draw one measurement in place on a (H, W, 3) uint8 BGR canvas."""
+    if not m.ok:
+        return
+    ax, ay = m.apex
+    ux, uy = m.axis
+    length = m.length_px if math.isfinite(m.length_px) else 100.0
+    thick = max(1, round(canvas.shape[0] / 400))
+    for line, half in (
+        (m.left_line, m.half_angle_left_deg),
+        (m.right_line, m.half_angle_right_deg),
+    ):
+        dx, dy = line.direction
+        reach = length / max(math.cos(math.radians(half)), 0.2)  # up to the spray's far end
+        cv2.line(
+            canvas, _pt(ax, ay), _pt(ax + dx * reach, ay + dy * reach), LINE, thick, cv2.LINE_AA
+        )
+    cv2.line(canvas, _pt(ax, ay), _pt(ax + ux * length, ay + uy * length), AXIS, 1, cv2.LINE_AA)
+    for s in m.band:  # band limits as short ticks across the axis
+        if math.isfinite(s):
+            cx, cy = ax + ux * s, ay + uy * s
+            cv2.line(canvas, _pt(cx + uy * 6, cy - ux * 6), _pt(cx - uy * 6, cy + ux * 6), AXIS, 1)
+    cv2.circle(canvas, _pt(ax, ay), thick + 2, APEX, -1, cv2.LINE_AA)
+    text = f"#{m.index} {m.included_angle_deg:.1f} deg"
+    _label(canvas, text, _pt(ax + ux * length * 0.55 + 8, ay + uy * length * 0.55), scale)
+
+
+def draw_overlay(
+    image: np.ndarray,
+    mask: np.ndarray | None,
+    measurements: Sequence[ConeMeasurement],
+    scale: float | None = None,
+) -> np.ndarray:
+    """An annotated copy of an image.
+
+    Args:
+        image: (H, W, 3) uint8 BGR or (H, W) uint8.
+        mask: (H, W) {0, 1} spray mask whose outline is drawn, or None.
+        measurements: the plumes measured on that mask.
+    Returns:
+        (H, W, 3) uint8 BGR picture.
+    """
+    canvas = _to_bgr(image)
+    scale = scale if scale is not None else max(0.4, canvas.shape[0] / 1000)
+    if mask is not None and mask.any():
+        contours, _ = cv2.findContours(
+            (mask > 0).astype(np.uint8), cv2.RETR_EXTERNAL, cv2.CHAIN_APPROX_SIMPLE
+        )
+        cv2.drawContours(canvas, contours, -1, OUTLINE, 1, cv2.LINE_AA)
+    for m in measurements:
+        draw_measurement(canvas, m, scale)
+    return canvas
