@@ -27,11 +27,14 @@ def _pt(x: float, y: float) -> tuple[int, int]:
     return round(x), round(y)
 
 
-def _label(canvas: np.ndarray, text: str, anchor: tuple[int, int], scale: float) -> None:
-    """Text with a dark box behind it, kept inside the image."""
+def _label(
+    canvas: np.ndarray, text: str, anchor: tuple[int, int], scale: float, center: bool = False
+) -> None:
+    """Text with a dark box behind it, kept inside the image (centred on `anchor` if asked)."""
     font, thick = cv2.FONT_HERSHEY_SIMPLEX, max(1, round(scale * 2))
     (w, h), base = cv2.getTextSize(text, font, scale, thick)
-    x = min(max(anchor[0], 2), canvas.shape[1] - w - 2)
+    x = anchor[0] - w // 2 if center else anchor[0]
+    x = min(max(x, 2), canvas.shape[1] - w - 2)
     y = min(max(anchor[1], h + 2), canvas.shape[0] - base - 2)
     cv2.rectangle(canvas, (x - 2, y - h - 2), (x + w + 2, y + base + 1), TEXT_BG, -1)
     cv2.putText(canvas, text, (x, y), font, scale, (255, 255, 255), thick, cv2.LINE_AA)
@@ -60,8 +63,10 @@ def draw_measurement(canvas: np.ndarray, m: ConeMeasurement, scale: float = 0.5)
             cx, cy = ax + ux * s, ay + uy * s
             cv2.line(canvas, _pt(cx + uy * 6, cy - ux * 6), _pt(cx - uy * 6, cy + ux * 6), AXIS, 1)
     cv2.circle(canvas, _pt(ax, ay), thick + 2, APEX, -1, cv2.LINE_AA)
-    text = f"#{m.index} {m.included_angle_deg:.1f} deg"
-    _label(canvas, text, _pt(ax + ux * length * 0.55 + 8, ay + uy * length * 0.55), scale)
+    along = 0.35 + 0.25 * (m.index % 2)  # stagger neighbours' labels on a boom
+    anchor = _pt(ax + ux * length * along, ay + uy * length * along)
+    _label(canvas, f"{m.included_angle_deg:.1f}", anchor, scale, center=True)
+    _label(canvas, f"#{m.index}", _pt(ax - ux * 14 - 10, ay - uy * 14), scale * 0.6)
 
 
 def draw_overlay(
@@ -88,4 +93,6 @@ def draw_overlay(
         cv2.drawContours(canvas, contours, -1, OUTLINE, 1, cv2.LINE_AA)
     for m in measurements:
         draw_measurement(canvas, m, scale)
+    if any(m.ok for m in measurements):
+        _label(canvas, "included angle (deg)", (4, 4), scale * 0.7)
     return canvas
