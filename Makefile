@@ -10,7 +10,7 @@ setup:
 
 # Main job on embedded defaults: measure the bundled sample images.
 demo: setup
-	$(SPRAYCV) measure data/samples/images
+	$(SPRAYCV) measure data/samples/images --overlay-dir outputs/demo
 
 test: setup
 	$(VENV)/bin/ruff check .

@@ -13,7 +13,8 @@ import typer
 from spraycv.config.geometry import BandConfig, GeometryConfig
 from spraycv.geometry import MeasureHints
 from spraycv.io.images import expand_sources
-from spraycv.measure import FileResult, InputKind, measure_file
+from spraycv.measure import FileResult, InputKind, Segmenter, measure_file
+from spraycv.segment.classical import segment_classical
 
 TABLE_COLUMNS = (  # (header, record key, format)
     ("source", "source", "{}"),
@@ -65,6 +66,10 @@ def measure(
     sources: list[str] = typer.Argument(..., help="Image or mask files, folders or glob patterns."),
     as_json: bool = typer.Option(False, "--json", help="One JSON record per nozzle on stdout."),
     kind: str = typer.Option("auto", help="auto | image | mask: how to read the inputs."),
+    segmenter: str = typer.Option(
+        "auto", help="auto (the model if one is shipped, else classical) | model | classical."
+    ),
+    weights: Path | None = typer.Option(None, help="Model weights (default: the shipped model)."),
     overlay_dir: Path | None = typer.Option(None, "--overlay-dir", help="Write overlays here."),
     apex: str | None = typer.Option(None, help="Known apex X,Y in pixels (single nozzle)."),
     axis: str | None = typer.Option(None, help="Known nozzle axis UX,UY, e.g. 0,1 = down."),
@@ -75,7 +80,8 @@ def measure(
 ) -> None:
     """Measure the spray cone angle of each nozzle in images or masks.
 
-    Images go through the classical threshold segmenter; single-channel 0/1 or 0/255 files
+    Images are segmented by the shipped model (or the classical threshold segmenter when
+    no model is shipped, or with --segmenter classical); single-channel 0/1 or 0/255 files
     are read as masks. Exits 1 if any input could not be measured (the others still are).
     """
     if kind not in ("auto", "image", "mask"):
@@ -89,10 +95,11 @@ def measure(
         apex=apex_xy, axis=axis_uv, mm_per_px=mm_per_px, nozzle_height_mm=nozzle_height_mm
     )
     input_kind: InputKind = kind  # type: ignore[assignment]
+    segment = pick_segmenter(segmenter, weights)
     rows: list[dict] = []
     failures = 0
     for path in expand_sources(sources):
-        result = measure_file(path, input_kind, hints=hints, config=config)
+        result = measure_file(path, input_kind, segment, hints=hints, config=config)
         if result.error:
             failures += 1
             typer.echo(f"error: {result.error}", err=True)
@@ -109,6 +116,23 @@ def measure(
     if failures:
         typer.echo(f"{failures} input(s) could not be measured", err=True)
         raise typer.Exit(1)
+
+
+def pick_segmenter(choice: str, weights: Path | None) -> Segmenter:
+    """The segmenter for `--segmenter` and `--weights`; a bad choice is a usage error."""
+    from spraycv.paths import default_weights
+
+    if choice not in ("auto", "model", "classical"):
+        raise typer.BadParameter(f"--segmenter must be auto, model or classical; got {choice!r}")
+    path = weights or default_weights()
+    if choice == "classical" or (choice == "auto" and weights is None and not path.is_file()):
+        return segment_classical
+    from spraycv.runtime.predictor import load_predictor
+
+    try:
+        return load_predictor(path)
+    except (ValueError, FileNotFoundError) as exc:
+        raise typer.BadParameter(f"cannot load the model: {exc}") from None
 
 
 def _write_overlay(result: FileResult, overlay_dir: Path) -> None:

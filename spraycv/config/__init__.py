@@ -3,6 +3,24 @@
 from __future__ import annotations
 
 from spraycv.config.base import StrictModel
-from spraycv.config.geometry import BandConfig
+from spraycv.config.data import AugmentConfig, DataConfig
+from spraycv.config.geometry import BandConfig, GeometryConfig
+from spraycv.config.loader import ConfigError, load_config
+from spraycv.config.render import RenderConfig
+from spraycv.config.segment import ClassicalSegmenterConfig
+from spraycv.config.train import ModelConfig, OptimConfig, TrainConfig
 
-__all__ = ["BandConfig", "StrictModel"]
+__all__ = [
+    "AugmentConfig",
+    "BandConfig",
+    "ClassicalSegmenterConfig",
+    "ConfigError",
+    "DataConfig",
+    "GeometryConfig",
+    "ModelConfig",
+    "OptimConfig",
+    "RenderConfig",
+    "StrictModel",
+    "TrainConfig",
+    "load_config",
+]
