@@ -4,9 +4,12 @@ from __future__ import annotations
 
 import typer
 
+from spraycv.cli.bench import bench
 from spraycv.cli.data import data_app
 from spraycv.cli.evaluate import compare, evaluate
+from spraycv.cli.export import export
 from spraycv.cli.measure import measure
+from spraycv.cli.predict import predict
 from spraycv.cli.synth import synth
 from spraycv.cli.train import train
 
@@ -24,6 +27,9 @@ app.command("eval")(evaluate)
 app.command()(compare)
 app.command()(synth)
 app.add_typer(data_app, name="data")
+app.command()(export)
+app.command()(predict)
+app.command()(bench)
 
 
 def main() -> None:

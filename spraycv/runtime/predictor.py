@@ -2,14 +2,20 @@
 
 from __future__ import annotations
 
+import importlib
 from abc import ABC, abstractmethod
 from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, ClassVar
 
 import numpy as np
 
 from spraycv.runtime.processing import ModelIO, postprocess, preprocess
+
+
+class ModelLoadError(ValueError):
+    """A model file (.onnx, .engine) that is missing, corrupt, truncated or not spraycv's."""
 
 
 class Predictor(ABC):
@@ -64,14 +70,37 @@ class TorchPredictor(Predictor):
         return out.float().cpu().numpy()
 
 
-BACKENDS: tuple[type[Predictor], ...] = (TorchPredictor,)
+@dataclass(frozen=True)
+class Backend:
+    """One row of the backend table; the class is imported on first use, so that importing
+    the runtime never needs onnxruntime or tensorrt."""
+
+    name: str
+    suffixes: tuple[str, ...]
+    target: str  # "module:Class"
+
+    def load(self) -> type[Predictor]:
+        module, _, cls = self.target.partition(":")
+        return getattr(importlib.import_module(module), cls)
+
+
+BACKENDS: tuple[Backend, ...] = (
+    Backend("pytorch", (".safetensors",), "spraycv.runtime.predictor:TorchPredictor"),
+    Backend("onnxruntime", (".onnx",), "spraycv.runtime.onnx_backend:OnnxPredictor"),
+    Backend("tensorrt", (".engine",), "spraycv.runtime.tensorrt_backend:TensorRTPredictor"),
+)
+
+
+def backend_for(weights: str | Path) -> Backend:
+    """The backend row for a weights file's suffix; the error lists valid suffixes."""
+    weights = Path(weights)
+    for backend in BACKENDS:
+        if weights.suffix.lower() in backend.suffixes:
+            return backend
+    valid = ", ".join(s for b in BACKENDS for s in b.suffixes)
+    raise ValueError(f"{weights}: no backend for suffix {weights.suffix!r}; valid: {valid}")
 
 
 def load_predictor(weights: str | Path, device: str = "cpu") -> Predictor:
     """The predictor for a weights file, chosen by its suffix; the error lists valid suffixes."""
-    weights = Path(weights)
-    for backend in BACKENDS:
-        if weights.suffix.lower() in backend.suffixes:
-            return backend(weights, device)
-    valid = ", ".join(s for b in BACKENDS for s in b.suffixes)
-    raise ValueError(f"{weights}: no backend for suffix {weights.suffix!r}; valid: {valid}")
+    return backend_for(weights).load()(Path(weights), device)

@@ -1,0 +1,122 @@
+"""`spraycv bench`: every available backend side by side, per stage, against PyTorch eager."""
+
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+from pathlib import Path
+from typing import Any
+
+import typer
+
+from spraycv.cli.predict import DEFAULT_WEIGHTS
+
+
+def _siblings(weights: Path) -> list[Path]:
+    """Exported files next to a checkpoint, under the names `spraycv export` gives them."""
+    from spraycv.export.formats import FORMATS
+
+    names = [FORMATS["onnx"].default_output(weights), FORMATS["onnx-int8"].default_output(weights)]
+    names += [weights.with_name(f"{weights.stem}.{p}.engine") for p in ("fp32", "fp16", "int8")]
+    return [p for p in names if p.is_file()]
+
+
+def _export_missing(weights: Path, found: list[Path], tmp: Path, log) -> list[Path]:
+    """Export the ONNX formats not found, quickly (8 parity images; a failed parity is noted)."""
+    from spraycv.export import ParityError, export_model
+
+    have_int8 = any(p.name.endswith(".int8.onnx") for p in found)
+    have_fp32 = any(p.suffix == ".onnx" and not p.name.endswith(".int8.onnx") for p in found)
+    wanted = [f for f, have in (("onnx", have_fp32), ("onnx-int8", have_int8)) if not have]
+    made = []
+    for fmt in wanted:
+        out = tmp / (f"{weights.stem}.int8.onnx" if fmt == "onnx-int8" else f"{weights.stem}.onnx")
+        try:
+            export_model(weights, fmt, out, parity_images=8, keep_failed=True, log=log)
+        except ParityError as exc:
+            log(f"note: {fmt} benchmarked although {exc}")
+        made.append(out)
+    return made
+
+
+def _label(predictor: Any, path: Path, taken: set[str]) -> str:
+    """ "onnxruntime-int8", or with the file name where two files share a backend."""
+    precision = predictor.meta.get("precision")
+    label = predictor.backend + (f"-{precision}" if precision else "")
+    if label in taken:
+        label += f" ({path.name})"
+    taken.add(label)
+    return label
+
+
+def bench(
+    weights: Path | None = typer.Option(None, help="The .safetensors checkpoint (PyTorch)."),
+    models: list[Path] = typer.Option([], "--model", help="More model files: .onnx, .engine."),
+    frames: int = typer.Option(50, min=1, help="Frames timed per backend (medians)."),
+    warmup: int = typer.Option(5, min=0, help="Untimed frames first."),
+    size: str | None = typer.Option(None, help="Frame size HxW (default: the model's input)."),
+    export_missing: bool = typer.Option(True, help="Export ONNX FP32/INT8 if none is found."),
+    device: str = typer.Option("cpu", help="cpu | cuda, for the PyTorch and ONNX backends."),
+    threads: int | None = typer.Option(
+        None, min=1, help="CPU threads for PyTorch and ONNX Runtime (default: all cores)."
+    ),
+    as_json: bool = typer.Option(False, "--json", help="Print the figures as JSON instead."),
+) -> None:
+    """Latency per stage (decode, pre-process, inference, post-process, geometry) and frames
+    per second of every backend available, measured side by side, with the ratio against
+    PyTorch eager. Exported files next to the weights are found by their default names."""
+    import torch
+
+    from spraycv.runtime.bench import encoded_frames, format_table, run_bench, to_json
+    from spraycv.runtime.onnx_backend import cpu_cores
+    from spraycv.runtime.predictor import backend_for
+
+    weights = weights or DEFAULT_WEIGHTS
+    if not weights.is_file():
+        typer.echo(f"error: weights file not found: {weights} (pass --weights)", err=True)
+        raise typer.Exit(2)
+
+    def log(message: str) -> None:
+        typer.echo(message, err=True)
+
+    torch_threads = torch.get_num_threads()
+    torch.set_num_threads(threads or cpu_cores())  # both runtimes get the same cores
+    with tempfile.TemporaryDirectory() as tmp:
+        paths = [weights, *models, *_siblings(weights)]
+        if export_missing:
+            paths += _export_missing(weights, paths, Path(tmp), log)
+        predictors, taken = {}, set()
+        for path in dict.fromkeys(paths):  # unique, in order
+            try:
+                cls = backend_for(path).load()
+                extra = {"threads": threads} if threads and cls.backend == "onnxruntime" else {}
+                predictor = cls(path, device, **extra)
+            except (ValueError, FileNotFoundError) as exc:
+                log(f"skipped {path}: {exc}")
+                continue
+            predictors[_label(predictor, path, taken)] = predictor
+        io = next(iter(predictors.values())).io
+        h, w = (int(v) for v in size.lower().split("x")) if size else io.input_size
+        data = encoded_frames(frames, h, w)
+        timings = run_bench(predictors, data, warmup=warmup)
+    torch.set_num_threads(torch_threads)
+    context = {
+        "frames": frames,
+        "frame_size": [h, w],
+        "batch": 1,
+        "device": device,
+        "cpu_cores": cpu_cores(),
+        "threads": threads or cpu_cores(),
+        "load_average_1min": os.getloadavg()[0],
+        "models": {label: p.name for label, p in predictors.items()},
+    }
+    if as_json:
+        typer.echo(json.dumps(to_json(timings, context), indent=2))
+        return
+    load = context["load_average_1min"]
+    typer.echo(
+        f"{frames} frames {h}x{w}, batch 1, {device}, {context['threads']} of {cpu_cores()} "
+        f"cores, load average {load:.2f}"
+    )
+    typer.echo(format_table(timings))

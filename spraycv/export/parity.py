@@ -1,0 +1,173 @@
+"""Parity of an exported model against PyTorch on real rendered images.
+
+Both predictors see the same pre-processed batch (pre-processing is shared code), so the
+report isolates the network: max abs logit difference, mask IoU after the shared
+post-processing, and the difference of the cone angles measured on both masks.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import asdict, dataclass, field
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+if TYPE_CHECKING:
+    from spraycv.runtime.predictor import Predictor
+
+PARITY_SEED0 = 1_000_000  # seeds away from calibration (0...) and training data
+CALIB_SEED0 = 2_000_000
+
+
+@dataclass(frozen=True)
+class Tolerance:
+    """Pass limits; None switches a criterion off (logits of INT8 or FP16 differ by design)."""
+
+    max_logit_diff: float | None = 1e-4
+    min_mask_iou: float = 0.999
+    max_median_angle_diff: float | None = None  # degrees
+
+
+TOLERANCES: dict[str, Tolerance] = {
+    "fp32": Tolerance(1e-4, 0.999, None),
+    "fp16": Tolerance(None, 0.99, 0.3),
+    "int8": Tolerance(None, 0.99, 0.3),
+}
+
+
+@dataclass(frozen=True)
+class ParityReport:
+    """Candidate against reference on `n_images` rendered images.
+
+    mask_iou pools intersections and unions over all images; min_image_iou is the worst one.
+    Angle differences are |included angle| differences of plumes matched by apex, in degrees.
+    """
+
+    reference: str
+    candidate: str
+    n_images: int
+    max_logit_diff: float
+    mask_iou: float
+    min_image_iou: float
+    n_angles: int
+    median_angle_diff: float
+    max_angle_diff: float
+    unmatched_plumes: int
+    tolerance: Tolerance = field(default_factory=Tolerance)
+
+    @property
+    def failures(self) -> list[str]:
+        """The criteria that failed, as readable sentences (empty when ok)."""
+        tol, out = self.tolerance, []
+        if tol.max_logit_diff is not None and not self.max_logit_diff <= tol.max_logit_diff:
+            out.append(f"max abs logit diff {self.max_logit_diff:.3g} > {tol.max_logit_diff:g}")
+        if not self.mask_iou >= tol.min_mask_iou:
+            out.append(f"mask IoU {self.mask_iou:.5f} < {tol.min_mask_iou:g}")
+        limit = tol.max_median_angle_diff
+        if limit is not None and self.n_angles and not self.median_angle_diff <= limit:
+            out.append(f"median angle diff {self.median_angle_diff:.3f} deg > {limit:g} deg")
+        return out
+
+    @property
+    def ok(self) -> bool:
+        return not self.failures
+
+    def summary(self) -> str:
+        """A few printable lines."""
+        angles = (
+            f"median {self.median_angle_diff:.3f} deg, max {self.max_angle_diff:.3f} deg "
+            f"over {self.n_angles} plumes ({self.unmatched_plumes} unmatched)"
+            if self.n_angles
+            else f"n/a (no plume measured on both masks; {self.unmatched_plumes} unmatched)"
+        )
+        verdict = "PASS" if self.ok else "FAIL: " + "; ".join(self.failures)
+        return "\n".join(
+            [
+                f"parity {self.candidate} vs {self.reference} on {self.n_images} rendered images",
+                f"  max abs logit diff  {self.max_logit_diff:.3g}",
+                f"  mask IoU            {self.mask_iou:.5f} (worst image {self.min_image_iou:.5f})",
+                f"  cone-angle diff     {angles}",
+                f"  {verdict}",
+            ]
+        )
+
+    def to_dict(self) -> dict[str, Any]:
+        return {**asdict(self), "ok": self.ok, "failures": self.failures}
+
+
+def rendered_images(n: int, size: int = 384, seed0: int = PARITY_SEED0) -> list[np.ndarray]:
+    """n rendered (size, size, 3) uint8 BGR images, from seeds seed0, seed0 + 1, ..."""
+    from spraycv.data.synth import render_sample
+
+    return [render_sample(seed0 + i, size).image for i in range(n)]
+
+
+def _angle_diffs(ref_masks: Sequence[np.ndarray], cand_masks: Sequence[np.ndarray]):
+    from spraycv.geometry import measure_cones
+    from spraycv.geometry.matching import match_to_truth
+
+    diffs: list[float] = []
+    unmatched = 0
+    for ref_mask, cand_mask in zip(ref_masks, cand_masks, strict=True):
+        ref = [m for m in measure_cones(ref_mask) if m.ok]
+        cand = [m for m in measure_cones(cand_mask) if m.ok]
+        truth = [  # the reference plumes in the shape match_to_truth expects
+            {"apex": m.apex, "length_px": m.length_px, "visible": True} for m in ref
+        ]
+        match = match_to_truth(cand, truth)
+        unmatched += len(match.missed) + len(match.extra)
+        diffs += [
+            abs(cand[p.meas].included_angle_deg - ref[p.gt].included_angle_deg) for p in match.pairs
+        ]
+    return diffs, unmatched
+
+
+def compare_predictors(
+    reference: Predictor,
+    candidate: Predictor,
+    images: Sequence[np.ndarray],
+    tolerance: Tolerance | None = None,
+    batch_size: int = 8,
+) -> ParityReport:
+    """Run both predictors on the same images and compare logits, masks and cone angles.
+
+    Args:
+        images: N (H, W, 3) uint8 BGR images.
+    """
+    from spraycv.runtime.processing import postprocess, preprocess
+
+    if reference.io != candidate.io:
+        raise ValueError(f"the models disagree on their I/O: {reference.io} vs {candidate.io}")
+    io = reference.io
+    max_diff, inter, union, worst = 0.0, 0, 0, 1.0
+    ref_masks: list[np.ndarray] = []
+    cand_masks: list[np.ndarray] = []
+    for start in range(0, len(images), batch_size):
+        chunk = images[start : start + batch_size]
+        batch = preprocess(chunk, io)
+        ref_logits, cand_logits = reference.infer(batch), candidate.infer(batch)
+        max_diff = max(max_diff, float(np.abs(ref_logits - cand_logits).max()))
+        sizes = [im.shape[:2] for im in chunk]
+        ref_chunk = postprocess(ref_logits, sizes, io)
+        for a, b in zip(ref_chunk, postprocess(cand_logits, sizes, io), strict=True):
+            i, u = int(np.count_nonzero(a & b)), int(np.count_nonzero(a | b))
+            inter, union = inter + i, union + u
+            worst = min(worst, i / u if u else 1.0)
+            ref_masks.append(a)
+            cand_masks.append(b)
+    diffs, unmatched = _angle_diffs(ref_masks, cand_masks)
+    return ParityReport(
+        reference=reference.name,
+        candidate=candidate.name,
+        n_images=len(images),
+        max_logit_diff=max_diff,
+        mask_iou=inter / union if union else 1.0,
+        min_image_iou=worst,
+        n_angles=len(diffs),
+        median_angle_diff=float(np.median(diffs)) if diffs else math.nan,
+        max_angle_diff=float(np.max(diffs)) if diffs else math.nan,
+        unmatched_plumes=unmatched,
+        tolerance=tolerance or Tolerance(),
+    )

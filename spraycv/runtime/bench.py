@@ -1,0 +1,140 @@
+"""Side-by-side CPU/GPU benchmark of predictors: latency per stage and end-to-end frames/s.
+
+All backends are timed in one run, in rounds: each round times every backend on its share
+of the frames, one backend after the other, after a short warm-up. Rounds spread a change
+of machine load over all backends; blocks (not frame-by-frame interleaving) keep one
+runtime's idle threads, which spin for a while after each call, from slowing the next one.
+Figures are medians over the frames.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import cv2
+import numpy as np
+
+STAGES = ("decode", "preprocess", "inference", "postprocess", "geometry")
+E2E_STAGES = STAGES[1:]  # end to end, decode excluded (a camera hands over decoded frames)
+REFERENCE = "pytorch"
+
+
+@dataclass
+class BackendTiming:
+    """Median milliseconds per stage of one backend."""
+
+    label: str
+    stages: dict[str, float] = field(default_factory=dict)
+    samples: dict[str, list[float]] = field(default_factory=dict)
+
+    @property
+    def e2e_ms(self) -> float:
+        return sum(self.stages[s] for s in E2E_STAGES)
+
+    @property
+    def fps(self) -> float:
+        return 1000.0 / self.e2e_ms if self.e2e_ms > 0 else float("inf")
+
+
+def encoded_frames(n: int, height: int, width: int, seed0: int = 3_000_000) -> list[bytes]:
+    """n rendered frames of (height, width), JPEG-encoded so that decoding is measured too."""
+    from spraycv.data.synth import render_sample
+
+    frames = []
+    for i in range(n):
+        image = render_sample(seed0 + i, width, height=height).image
+        _, data = cv2.imencode(".jpg", image, [cv2.IMWRITE_JPEG_QUALITY, 90])
+        frames.append(data.tobytes())
+    return frames
+
+
+def _one_frame(predictor: Any, data: bytes) -> dict[str, float]:
+    """Seconds per stage for one frame through one predictor (batch 1)."""
+    from spraycv.geometry import measure_cones
+    from spraycv.runtime.processing import postprocess, preprocess
+
+    times: dict[str, float] = {}
+    tic = time.perf_counter()
+    image = cv2.imdecode(np.frombuffer(data, np.uint8), cv2.IMREAD_COLOR)
+    times["decode"], tic = time.perf_counter() - tic, time.perf_counter()
+    batch = preprocess([image], predictor.io)
+    times["preprocess"], tic = time.perf_counter() - tic, time.perf_counter()
+    logits = predictor.infer(batch)
+    times["inference"], tic = time.perf_counter() - tic, time.perf_counter()
+    mask = postprocess(logits, [image.shape[:2]], predictor.io)[0]
+    times["postprocess"], tic = time.perf_counter() - tic, time.perf_counter()
+    measure_cones(mask)
+    times["geometry"] = time.perf_counter() - tic
+    return times
+
+
+def run_bench(
+    predictors: Mapping[str, Any], frames: Sequence[bytes], warmup: int = 3, rounds: int = 5
+) -> list[BackendTiming]:
+    """Time every predictor on every frame, in rounds of per-backend blocks; medians in ms."""
+    timings = {label: BackendTiming(label, samples={s: [] for s in STAGES}) for label in predictors}
+    rounds = max(1, min(rounds, len(frames)))
+    for r in range(rounds):
+        block = frames[r::rounds]
+        for label, predictor in predictors.items():
+            for data in block[: max(warmup, 0)] if r == 0 else block[:1]:  # untimed warm-up
+                _one_frame(predictor, data)
+            for data in block:
+                for stage, seconds in _one_frame(predictor, data).items():
+                    timings[label].samples[stage].append(1000.0 * seconds)
+    for timing in timings.values():
+        timing.stages = {s: float(np.median(v)) for s, v in timing.samples.items()}
+    return list(timings.values())
+
+
+def ratios(timings: Sequence[BackendTiming]) -> dict[str, dict[str, float]]:
+    """Speed-up of each backend against PyTorch eager: inference and end to end."""
+    ref = next((t for t in timings if t.label == REFERENCE), None)
+    if ref is None:
+        return {}
+    return {
+        t.label: {
+            "inference": ref.stages["inference"] / t.stages["inference"],
+            "e2e": ref.e2e_ms / t.e2e_ms,
+        }
+        for t in timings
+    }
+
+
+def to_json(timings: Sequence[BackendTiming], context: Mapping[str, Any]) -> dict[str, Any]:
+    """The figures as a JSON-able dict (medians, fps, ratios and how they were measured)."""
+    speedups = ratios(timings)
+    return {
+        **context,
+        "backends": {
+            t.label: {
+                "stages_ms": t.stages,
+                "e2e_ms": t.e2e_ms,
+                "fps": t.fps,
+                "speedup_vs_pytorch": speedups.get(t.label),
+            }
+            for t in timings
+        },
+    }
+
+
+def format_table(timings: Sequence[BackendTiming]) -> str:
+    """A plain-text table: one row per backend, stage medians in ms, fps and ratios."""
+    speedups = ratios(timings)
+    head = ["backend", *STAGES, "e2e", "fps", "infer x", "e2e x"]
+    rows = [head]
+    for t in timings:
+        r = speedups.get(t.label, {})
+        rows.append(
+            [t.label]
+            + [f"{t.stages[s]:.2f}" for s in STAGES]
+            + [f"{t.e2e_ms:.2f}", f"{t.fps:.1f}"]
+            + [f"{r[k]:.2f}" if k in r else "-" for k in ("inference", "e2e")]
+        )
+    widths = [max(len(row[i]) for row in rows) for i in range(len(head))]
+    lines = ["  ".join(c.rjust(w) for c, w in zip(row, widths, strict=True)) for row in rows]
+    note = "ms, medians; e2e = preprocess + inference + postprocess + geometry (decode excluded)"
+    return "\n".join([*lines, note])

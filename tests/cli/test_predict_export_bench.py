@@ -1,0 +1,146 @@
+from __future__ import annotations
+
+import csv
+import json
+from pathlib import Path
+
+import pytest
+import torch
+from typer.testing import CliRunner
+
+from spraycv.cli.app import app
+from spraycv.config.train import ModelConfig
+from spraycv.models import create_model
+from spraycv.runtime.processing import ModelIO
+from spraycv.training.checkpoint import save_checkpoint
+
+REPO = Path(__file__).resolve().parents[2]
+SAMPLES = REPO / "data" / "samples"
+IO = ModelIO((64, 64), (0.485, 0.456, 0.406), (0.229, 0.224, 0.225))
+runner = CliRunner()
+
+
+@pytest.fixture(autouse=True, scope="module")
+def _one_torch_thread():
+    """Tiny models run faster on one thread, above all on a machine shared with a training."""
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(threads)
+
+
+@pytest.fixture(scope="module")
+def weights(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """An untrained model whose head says "spray" everywhere: every image gets one record."""
+    torch.manual_seed(0)
+    cfg = ModelConfig(arch="Unet", encoder="mobilenet_v2")
+    model = create_model(cfg).eval()
+    head = model.segmentation_head[0]
+    torch.nn.init.zeros_(head.weight)
+    torch.nn.init.constant_(head.bias, 10.0)
+    side = {"model": cfg.model_dump(mode="json"), **IO.to_sidecar()}
+    return save_checkpoint(tmp_path_factory.mktemp("cli") / "m.safetensors", model, side)
+
+
+@pytest.fixture(scope="module")
+def onnx_file(weights: Path) -> Path:
+    out = weights.with_suffix(".onnx")
+    result = runner.invoke(
+        app, ["export", "--weights", str(weights), "--parity-images", "3", "--image-size", "96"]
+    )
+    assert result.exit_code == 0, result.output
+    assert "PASS" in result.output and "max abs logit diff" in result.output
+    assert out.is_file()
+    return out
+
+
+def test_export_flag_errors(weights: Path):
+    result = runner.invoke(app, ["export", "--weights", str(weights), "--half"])
+    assert result.exit_code == 2
+    assert "--half does not apply to format 'onnx'" in result.output
+    result = runner.invoke(app, ["export", "--weights", str(weights), "-f", "onnx16"])
+    assert result.exit_code == 2 and "valid: onnx, onnx-int8, tensorrt" in result.output
+
+
+def test_predict_images_writes_records_and_overlays(onnx_file: Path, tmp_path: Path):
+    images = sorted((SAMPLES / "images").glob("*.jpg"))
+    result = runner.invoke(
+        app,
+        [
+            "predict",
+            str(SAMPLES / "images"),
+            "--weights",
+            str(onnx_file),
+            "--out",
+            str(tmp_path),
+            "--quiet",
+        ],
+    )
+    assert result.exit_code == 0, result.output
+    rows = [json.loads(line) for line in (tmp_path / "measurements.jsonl").read_text().splitlines()]
+    assert sorted(Path(r["source"]).name for r in rows) == [p.name for p in images]
+    assert {r["frame"] for r in rows} == {None} and "included_angle_deg" in rows[0]
+    with (tmp_path / "measurements.csv").open() as f:
+        table = list(csv.DictReader(f))
+    assert len(table) == len(rows) and list(table[0])[:2] == ["source", "frame"]
+    assert len(list((tmp_path / "overlays").glob("*.png"))) == len(images)
+
+
+def test_predict_video_frames(weights: Path, tmp_path: Path):
+    result = runner.invoke(
+        app,
+        [
+            "predict",
+            str(SAMPLES / "video.mp4"),
+            "--weights",
+            str(weights),
+            "--out",
+            str(tmp_path),
+            "--max-frames",
+            "3",
+            "--quiet",
+        ],
+    )
+    assert result.exit_code == 0, result.output
+    rows = [json.loads(line) for line in (tmp_path / "measurements.jsonl").read_text().splitlines()]
+    assert [r["frame"] for r in rows] == [0, 1, 2]
+    assert (tmp_path / "video_overlay.mp4").stat().st_size > 0
+
+
+def test_predict_without_a_shipped_model(monkeypatch, tmp_path: Path):
+    monkeypatch.setattr("spraycv.cli.predict.DEFAULT_WEIGHTS", tmp_path / "default.safetensors")
+    result = runner.invoke(app, ["predict", str(SAMPLES / "images")])
+    assert result.exit_code == 2 and "no model is shipped yet" in result.output
+
+
+def test_bench_side_by_side(weights: Path, onnx_file: Path):
+    result = runner.invoke(
+        app,
+        [
+            "bench",
+            "--weights",
+            str(weights),
+            "--model",
+            str(onnx_file),
+            "--frames",
+            "2",
+            "--warmup",
+            "1",
+            "--no-export-missing",
+            "--json",
+        ],
+    )
+    assert result.exit_code == 0, result.output
+    figures = json.loads(result.stdout)
+    backends = figures["backends"]
+    assert set(backends) == {"pytorch", "onnxruntime-fp32"}
+    for entry in backends.values():
+        assert set(entry["stages_ms"]) == {
+            "decode",
+            "preprocess",
+            "inference",
+            "postprocess",
+            "geometry",
+        }
+        assert entry["fps"] > 0
+    assert backends["pytorch"]["speedup_vs_pytorch"] == {"inference": 1.0, "e2e": 1.0}
