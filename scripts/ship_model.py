@@ -41,6 +41,7 @@ def main() -> None:
     ap.add_argument("--unseen", type=Path)
     ap.add_argument("--command", required=True)
     ap.add_argument("--status", default="")
+    ap.add_argument("--data", default="rendered sprays (see the training command)")
     args = ap.parse_args()
     predictor = TorchPredictor(args.weights)
     results = {"heldout": evaluate_dataset(predictor, args.heldout).summary()}
@@ -67,6 +68,7 @@ def main() -> None:
         rows="\n".join(_row(k, v) for k, v in results.items()),
         latency=latency,
         status=args.status,
+        data=args.data,
     )
     (WEIGHTS_DIR / "MODEL_CARD.md").write_text(card)
     print(
