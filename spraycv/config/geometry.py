@@ -79,6 +79,12 @@ class GeometryConfig(StrictModel):
         25.0, gt=0.0, description="a hint apex further than this from any plume: no_spray"
     )
     profile_step_px: float = Field(2.0, gt=0.0, description="width-profile sampling step")
+    # Without hints, a plume whose far front is as straight as its sides (common in model
+    # masks) reads as a wedge at a far corner too; most rigs spray downwards, so near-ties
+    # are broken towards this direction. The penalty, in px of fit RMS, grows from 0 (along
+    # it) to direction_prior_px (against it); 0 disables the prior.
+    direction_prior: tuple[float, float] = (0.0, 1.0)
+    direction_prior_px: float = Field(1.0, ge=0.0)
 
     @model_validator(mode="after")
     def _search_band_ordered(self) -> GeometryConfig:

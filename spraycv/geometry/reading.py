@@ -91,6 +91,7 @@ def read_blobs(
             cfg.outlier_px,
             shape,
             cfg.open_px,
+            (cfg.direction_prior, cfg.direction_prior_px),
         )
         single = None
         if cand is not None:

@@ -212,6 +212,7 @@ def search_wedge(
     outlier_px: float,
     shape: tuple[int, int],
     open_px: int = 3,
+    prior: tuple[tuple[float, float], float] | None = None,
 ) -> Candidate | None:
     """The hull corner that makes the straightest wedge (None if no corner makes one).
 
@@ -244,6 +245,10 @@ def search_wedge(
     allowed = tip_allowance(inc, open_px)
     behind = np.clip((gap - allowed) / np.maximum(0.1 * length, 1.0), 0.0, 1.0)
     score = raw + np.where(inside, TIP_PENALTY_PX * behind, OUTSIDE_PENALTY_PX)
+    if prior is not None and prior[1] > 0:  # break near-ties towards the usual direction
+        d = np.asarray(prior[0], dtype=float)
+        d /= max(float(np.hypot(d[0], d[1])), 1e-12)
+        score = score + prior[1] * 0.5 * (1.0 - u @ d)
     best = int(np.argmin(score))
     if not np.isfinite(score[best]):
         return None
