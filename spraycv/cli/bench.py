@@ -10,7 +10,7 @@ from typing import Any
 
 import typer
 
-from spraycv.cli.predict import DEFAULT_WEIGHTS
+from spraycv.paths import default_weights
 
 
 def _siblings(weights: Path) -> list[Path]:
@@ -72,7 +72,7 @@ def bench(
     from spraycv.runtime.onnx_backend import cpu_cores
     from spraycv.runtime.predictor import backend_for
 
-    weights = weights or DEFAULT_WEIGHTS
+    weights = weights or default_weights()
     if not weights.is_file():
         typer.echo(f"error: weights file not found: {weights} (pass --weights)", err=True)
         raise typer.Exit(2)

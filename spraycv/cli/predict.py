@@ -13,10 +13,9 @@ import cv2
 import numpy as np
 import typer
 
-import spraycv
+from spraycv.paths import default_weights
 
 VIDEO_SUFFIXES = (".mp4", ".avi", ".mov", ".mkv", ".webm", ".m4v", ".mpg", ".mpeg")
-DEFAULT_WEIGHTS = Path(spraycv.__file__).resolve().parents[1] / "weights" / "default.safetensors"
 
 
 def _is_video(source: str) -> bool:
@@ -102,7 +101,7 @@ def predict(
     from spraycv.io.images import expand_sources, read_image
     from spraycv.runtime.predictor import load_predictor
 
-    weights = weights or DEFAULT_WEIGHTS
+    weights = weights or default_weights()
     if not weights.is_file():
         hint = " (no model is shipped yet: train one, or pass --weights)"
         typer.echo(f"error: weights file not found: {weights}{hint}", err=True)

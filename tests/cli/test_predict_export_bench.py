@@ -108,7 +108,7 @@ def test_predict_video_frames(weights: Path, tmp_path: Path):
 
 
 def test_predict_without_a_shipped_model(monkeypatch, tmp_path: Path):
-    monkeypatch.setattr("spraycv.cli.predict.DEFAULT_WEIGHTS", tmp_path / "default.safetensors")
+    monkeypatch.setenv("SPRAYCV_WEIGHTS", str(tmp_path / "default.safetensors"))
     result = runner.invoke(app, ["predict", str(SAMPLES / "images")])
     assert result.exit_code == 2 and "no model is shipped yet" in result.output
 
