@@ -6,12 +6,12 @@ both, and a mismatch is a clear error instead of a crash inside TensorRT.
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
+from spraycv.io.sidecar import read_json_sidecar
 from spraycv.runtime.predictor import ModelLoadError, Predictor
 from spraycv.runtime.processing import ModelIO
 
@@ -45,16 +45,7 @@ def require_cuda(what: object = "TensorRT") -> Any:
 
 
 def read_engine_sidecar(engine: Path) -> dict[str, Any]:
-    path = engine_sidecar_path(engine)
-    if not path.is_file():
-        raise ModelLoadError(f"{engine}: sidecar {path.name} not found next to it")
-    try:
-        meta = json.loads(path.read_text())
-    except json.JSONDecodeError as exc:
-        raise ModelLoadError(f"{path}: not valid JSON ({exc})") from None
-    if meta.get("format") != ENGINE_FORMAT:
-        raise ModelLoadError(f"{path}: not a spraycv engine sidecar ({meta.get('format')!r})")
-    return meta
+    return read_json_sidecar(engine_sidecar_path(engine), engine, ENGINE_FORMAT, ModelLoadError)
 
 
 def torch_dtype(trt: Any, dtype: Any) -> Any:

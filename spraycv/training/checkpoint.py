@@ -12,6 +12,7 @@ from torch import nn
 
 import spraycv
 from spraycv.config.train import ModelConfig
+from spraycv.io.sidecar import read_json_sidecar
 
 SIDECAR_FORMAT = "spraycv-checkpoint/1"
 
@@ -69,16 +70,7 @@ def save_checkpoint(
 
 def read_sidecar(weights: Path) -> dict[str, Any]:
     """The sidecar of a weights file, validated enough to build the model."""
-    path = sidecar_path(weights)
-    if not path.is_file():
-        raise CheckpointError(f"{weights}: sidecar {path.name} not found next to it")
-    try:
-        meta = json.loads(path.read_text())
-    except json.JSONDecodeError as exc:
-        raise CheckpointError(f"{path}: not valid JSON ({exc})") from None
-    if meta.get("format") != SIDECAR_FORMAT:
-        raise CheckpointError(f"{path}: not a spraycv sidecar (format {meta.get('format')!r})")
-    return meta
+    return read_json_sidecar(sidecar_path(weights), weights, SIDECAR_FORMAT, CheckpointError)
 
 
 def load_checkpoint(weights: Path, device: str | torch.device = "cpu") -> tuple[nn.Module, dict]:

@@ -35,7 +35,8 @@ def save_state(
         "history": history,
         "rng": {
             "python": random.getstate(),
-            "numpy": np.random.get_state(),  # noqa: NPY002
+            # as plain lists, so that the file loads with torch.load(weights_only=True)
+            "numpy": _numpy_state_to_list(np.random.get_state()),  # noqa: NPY002
             "torch": torch.get_rng_state(),
         },
     }
@@ -56,8 +57,7 @@ def restore_state(
     The schedule is replayed step by step rather than loaded, so that a resumed run may ask
     for more epochs than the first one planned.
     """
-    # the file is our own, written by save_state: it holds RNG tuples, not only tensors
-    state = torch.load(path, map_location="cpu", weights_only=False)
+    state = torch.load(path, map_location="cpu", weights_only=True)
     unwrap(model).load_state_dict(state["model"])
     optimizer.load_state_dict(state["optimizer"])
     with warnings.catch_warnings():  # stepping a schedule without optimiser steps warns
@@ -66,6 +66,16 @@ def restore_state(
             scheduler.step()
     scaler.load_state_dict(state["scaler"])
     random.setstate(state["rng"]["python"])
-    np.random.set_state(state["rng"]["numpy"])  # noqa: NPY002
+    np.random.set_state(_numpy_state_from_list(state["rng"]["numpy"]))  # noqa: NPY002
     torch.set_rng_state(state["rng"]["torch"])
     return state["epoch"], state["best"], state["history"]
+
+
+def _numpy_state_to_list(state: tuple) -> list:
+    name, keys, pos, has_gauss, cached = state
+    return [name, keys.tolist(), int(pos), int(has_gauss), float(cached)]
+
+
+def _numpy_state_from_list(state: list) -> tuple:
+    name, keys, pos, has_gauss, cached = state
+    return name, np.asarray(keys, dtype=np.uint32), pos, has_gauss, cached

@@ -88,25 +88,14 @@ def test_every_command_has_help():
         assert "Usage" in result.output
 
 
-def test_segmenter_choices(tmp_path: Path):
-    import torch
-
-    from spraycv.config.train import ModelConfig
-    from spraycv.models import create_model
-    from spraycv.runtime.processing import ModelIO
-    from spraycv.training.checkpoint import save_checkpoint
-
+def test_segmenter_choices(tmp_path: Path, tiny_checkpoint):
     image = str(SAMPLES / _records()[0]["image"])
     missing = runner.invoke(
         app,
         ["measure", image, "--segmenter", "model", "--weights", str(tmp_path / "no.safetensors")],
     )
     assert missing.exit_code == 2 and "cannot load the model" in missing.output
-    torch.manual_seed(0)
-    cfg = ModelConfig(arch="FPN", encoder="mobilenet_v2")
-    io = ModelIO((64, 64), (0.5, 0.5, 0.5), (0.25, 0.25, 0.25))
-    side = {"model": cfg.model_dump(mode="json"), **io.to_sidecar()}
-    weights = save_checkpoint(tmp_path / "m.safetensors", create_model(cfg).eval(), side)
+    weights = tiny_checkpoint(tmp_path)[0]
     ok = runner.invoke(app, ["measure", image, "--weights", str(weights), "--json"])
     assert ok.exit_code == 0, ok.output  # an untrained model: any answer, but no crash
     classical = runner.invoke(app, ["measure", image, "--segmenter", "classical", "--json"])

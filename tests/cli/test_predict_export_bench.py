@@ -9,10 +9,7 @@ import torch
 from typer.testing import CliRunner
 
 from spraycv.cli.app import app
-from spraycv.config.train import ModelConfig
-from spraycv.models import create_model
 from spraycv.runtime.processing import ModelIO
-from spraycv.training.checkpoint import save_checkpoint
 
 REPO = Path(__file__).resolve().parents[2]
 SAMPLES = REPO / "data" / "samples"
@@ -20,26 +17,20 @@ IO = ModelIO((64, 64), (0.485, 0.456, 0.406), (0.229, 0.224, 0.225))
 runner = CliRunner()
 
 
-@pytest.fixture(autouse=True, scope="module")
-def _one_torch_thread():
-    """Tiny models run faster on one thread, above all on a machine shared with a training."""
-    threads = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(threads)
+pytestmark = pytest.mark.usefixtures("one_torch_thread")
 
 
 @pytest.fixture(scope="module")
-def weights(tmp_path_factory: pytest.TempPathFactory) -> Path:
+def weights(tmp_path_factory: pytest.TempPathFactory, tiny_checkpoint) -> Path:
     """An untrained model whose head says "spray" everywhere: every image gets one record."""
-    torch.manual_seed(0)
-    cfg = ModelConfig(arch="Unet", encoder="mobilenet_v2")
-    model = create_model(cfg).eval()
-    head = model.segmentation_head[0]
-    torch.nn.init.zeros_(head.weight)
-    torch.nn.init.constant_(head.bias, 10.0)
-    side = {"model": cfg.model_dump(mode="json"), **IO.to_sidecar()}
-    return save_checkpoint(tmp_path_factory.mktemp("cli") / "m.safetensors", model, side)
+
+    def spray_everywhere(model: torch.nn.Module) -> None:
+        head = model.segmentation_head[0]
+        torch.nn.init.zeros_(head.weight)
+        torch.nn.init.constant_(head.bias, 10.0)
+
+    root = tmp_path_factory.mktemp("cli")
+    return tiny_checkpoint(root, "Unet", "mobilenet_v2", IO, spray_everywhere)[0]
 
 
 @pytest.fixture(scope="module")

@@ -17,13 +17,7 @@ from spraycv.runtime.processing import ModelIO
 IO = ModelIO((64, 64), (0.485, 0.456, 0.406), (0.229, 0.224, 0.225), threshold=0.4)
 
 
-@pytest.fixture(autouse=True, scope="module")
-def _one_torch_thread():
-    """Tiny models run faster on one thread, above all on a machine shared with a training."""
-    threads = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(threads)
+pytestmark = pytest.mark.usefixtures("one_torch_thread")
 
 
 def _model(arch: str, encoder: str) -> tuple[torch.nn.Module, dict]:

@@ -6,30 +6,22 @@ from pathlib import Path
 
 import onnx
 import pytest
-import torch
 from onnx import TensorProto, helper
 
-from spraycv.config.train import ModelConfig
 from spraycv.export.onnx_export import METADATA_KEY, export_onnx
 from spraycv.export.parity import TOLERANCES, compare_predictors, rendered_images
 from spraycv.export.quantize import QuantOptions, excluded_nodes, quantize_onnx, shape_path_nodes
-from spraycv.models import create_model
 from spraycv.runtime.onnx_backend import OnnxPredictor
 from spraycv.runtime.predictor import TorchPredictor
 from spraycv.runtime.processing import ModelIO
-from spraycv.training.checkpoint import save_checkpoint
 
 IO = ModelIO((64, 64), (0.485, 0.456, 0.406), (0.229, 0.224, 0.225))
 
 
 @pytest.fixture(scope="module")
-def exported(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
-    torch.manual_seed(0)
-    cfg = ModelConfig(arch="Unet", encoder="timm-mobilenetv3_small_100")
-    model = create_model(cfg).eval()
-    side = {"model": cfg.model_dump(mode="json"), **IO.to_sidecar()}
+def exported(tmp_path_factory: pytest.TempPathFactory, tiny_checkpoint) -> tuple[Path, Path]:
     root = tmp_path_factory.mktemp("q")
-    weights = save_checkpoint(root / "m.safetensors", model, side)
+    weights, model, side = tiny_checkpoint(root, "Unet", "timm-mobilenetv3_small_100", IO)
     fp32 = export_onnx(model, side, root / "m.onnx", dynamic_hw=False).path
     return weights, fp32
 

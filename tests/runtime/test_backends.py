@@ -6,11 +6,8 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-import torch
 
-from spraycv.config.train import ModelConfig
 from spraycv.export.onnx_export import export_onnx
-from spraycv.models import create_model
 from spraycv.runtime.onnx_backend import OnnxPredictor
 from spraycv.runtime.predictor import (
     ModelLoadError,
@@ -20,19 +17,14 @@ from spraycv.runtime.predictor import (
 )
 from spraycv.runtime.processing import ModelIO
 from spraycv.runtime.tensorrt_backend import engine_sidecar_path
-from spraycv.training.checkpoint import save_checkpoint
 
 IO = ModelIO((64, 64), (0.485, 0.456, 0.406), (0.229, 0.224, 0.225))
 
 
 @pytest.fixture(scope="module")
-def files(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
-    torch.manual_seed(0)
-    cfg = ModelConfig(arch="Unet", encoder="mobilenet_v2")
-    model = create_model(cfg).eval()
-    side = {"model": cfg.model_dump(mode="json"), **IO.to_sidecar()}
+def files(tmp_path_factory: pytest.TempPathFactory, tiny_checkpoint) -> tuple[Path, Path]:
     root = tmp_path_factory.mktemp("b")
-    weights = save_checkpoint(root / "m.safetensors", model, side)
+    weights, model, side = tiny_checkpoint(root, "Unet", "mobilenet_v2", IO)
     return weights, export_onnx(model, side, root / "m.onnx").path
 
 

@@ -6,22 +6,16 @@ import numpy as np
 import pytest
 import torch
 
-from spraycv.config.train import ModelConfig
-from spraycv.models import create_model
 from spraycv.runtime.predictor import TorchPredictor, load_predictor
 from spraycv.runtime.processing import ModelIO, postprocess, preprocess
-from spraycv.training.checkpoint import CheckpointError, save_checkpoint
+from spraycv.training.checkpoint import CheckpointError
 
 IO = ModelIO((64, 64), (0.485, 0.456, 0.406), (0.229, 0.224, 0.225))
 
 
 @pytest.fixture(scope="module")
-def weights(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    torch.manual_seed(0)
-    cfg = ModelConfig(arch="FPN", encoder="mobilenet_v2")
-    model = create_model(cfg).eval()
-    side = {"model": cfg.model_dump(mode="json"), **IO.to_sidecar(), "parameters": 1}
-    return save_checkpoint(tmp_path_factory.mktemp("w") / "m.safetensors", model, side)
+def weights(tmp_path_factory: pytest.TempPathFactory, tiny_checkpoint) -> Path:
+    return tiny_checkpoint(tmp_path_factory.mktemp("w"), io=IO)[0]
 
 
 def test_torch_predictor_matches_the_model_and_returns_full_size_masks(weights: Path):

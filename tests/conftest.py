@@ -1,0 +1,50 @@
+"""Fixtures shared across the test packages."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import pytest
+import torch
+
+from spraycv.config.train import ModelConfig
+from spraycv.models import create_model
+from spraycv.runtime.processing import ModelIO
+from spraycv.training.checkpoint import save_checkpoint
+
+TINY_IO = ModelIO((64, 64), (0.485, 0.456, 0.406), (0.229, 0.224, 0.225))
+
+
+@pytest.fixture(scope="session")
+def tiny_checkpoint() -> Callable[..., tuple[Path, torch.nn.Module, dict]]:
+    """Factory: save an untrained model as a checkpoint; returns (weights, model, sidecar).
+
+    `prepare(model)` may change the weights first (e.g. a head that says "spray" everywhere).
+    """
+
+    def make(
+        root: Path,
+        arch: str = "FPN",
+        encoder: str = "mobilenet_v2",
+        io: ModelIO = TINY_IO,
+        prepare: Callable[[torch.nn.Module], None] | None = None,
+    ) -> tuple[Path, torch.nn.Module, dict]:
+        torch.manual_seed(0)
+        cfg = ModelConfig(arch=arch, encoder=encoder)
+        model = create_model(cfg).eval()
+        if prepare is not None:
+            prepare(model)
+        side = {"model": cfg.model_dump(mode="json"), **io.to_sidecar(), "parameters": 1}
+        return save_checkpoint(root / "m.safetensors", model, side), model, side
+
+    return make
+
+
+@pytest.fixture(scope="module")
+def one_torch_thread() -> Iterator[None]:
+    """Tiny models run faster on one thread, above all on a machine shared with a training."""
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(threads)
