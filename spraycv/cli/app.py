@@ -5,6 +5,7 @@ from __future__ import annotations
 import typer
 
 from spraycv.cli.bench import bench
+from spraycv.cli.daemon import daemon
 from spraycv.cli.data import data_app
 from spraycv.cli.evaluate import compare, evaluate
 from spraycv.cli.export import export
@@ -30,6 +31,7 @@ app.add_typer(data_app, name="data")
 app.command()(export)
 app.command()(predict)
 app.command()(bench)
+app.command()(daemon)
 
 
 def main() -> None:

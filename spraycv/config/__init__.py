@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from spraycv.config.base import StrictModel
 from spraycv.config.data import AugmentConfig, DataConfig
+from spraycv.config.finetune import FinetuneConfig
 from spraycv.config.geometry import BandConfig, GeometryConfig
 from spraycv.config.loader import ConfigError, load_config
 from spraycv.config.render import RenderConfig
@@ -16,6 +17,7 @@ __all__ = [
     "ClassicalSegmenterConfig",
     "ConfigError",
     "DataConfig",
+    "FinetuneConfig",
     "GeometryConfig",
     "ModelConfig",
     "OptimConfig",

@@ -54,11 +54,13 @@ class TorchPredictor(Predictor):
     backend = "pytorch"
     suffixes = (".safetensors",)
 
-    def __init__(self, weights: Path, device: str = "cpu"):
+    def __init__(self, weights: Path, device: str = "cpu", threads: int | None = None):
         import torch
 
         from spraycv.training.checkpoint import load_checkpoint
 
+        if threads is not None:  # torch's pool is per process: this sets it for all models
+            torch.set_num_threads(threads)
         self._torch = torch
         self.model, meta = load_checkpoint(weights, device)
         self.device = torch.device(device)
@@ -101,6 +103,14 @@ def backend_for(weights: str | Path) -> Backend:
     raise ValueError(f"{weights}: no backend for suffix {weights.suffix!r}; valid: {valid}")
 
 
-def load_predictor(weights: str | Path, device: str = "cpu") -> Predictor:
-    """The predictor for a weights file, chosen by its suffix; the error lists valid suffixes."""
-    return backend_for(weights).load()(Path(weights), device)
+def load_predictor(
+    weights: str | Path, device: str = "cpu", threads: int | None = None
+) -> Predictor:
+    """The predictor for a weights file, chosen by its suffix; the error lists valid suffixes.
+
+    threads: intra-op CPU threads (None: the backend's default); ignored by GPU engines.
+    """
+    cls = backend_for(weights).load()
+    if threads is None:
+        return cls(Path(weights), device)
+    return cls(Path(weights), device, threads=threads)

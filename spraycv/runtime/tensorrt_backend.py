@@ -70,7 +70,8 @@ class TensorRTPredictor(Predictor):
     backend = "tensorrt"
     suffixes = (".engine",)
 
-    def __init__(self, weights: Path, device: str = "cuda"):
+    def __init__(self, weights: Path, device: str = "cuda", threads: int | None = None):
+        del threads  # a GPU engine has no CPU thread pool to size
         weights = Path(weights)
         if not weights.is_file():
             raise ModelLoadError(f"engine file not found: {weights}")

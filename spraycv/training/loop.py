@@ -5,6 +5,7 @@ from __future__ import annotations
 import math
 import random
 import time
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -74,8 +75,15 @@ def _make_scheduler(cfg: TrainConfig, optimizer: torch.optim.Optimizer, total_st
     return torch.optim.lr_scheduler.CosineAnnealingLR(optimizer, T_max=max(total_steps, 1))
 
 
-def _build_model(cfg: TrainConfig, device: torch.device, info: DistInfo) -> nn.Module:
+def _build_model(
+    cfg: TrainConfig,
+    device: torch.device,
+    info: DistInfo,
+    initial_state: Mapping[str, torch.Tensor] | None = None,
+) -> nn.Module:
     model = create_model(cfg.model)
+    if initial_state is not None:  # fine-tuning: start from trained weights, not from scratch
+        model.load_state_dict(initial_state, strict=True)
     if cfg.sync_batchnorm and info.enabled and device.type == "cuda":
         model = nn.SyncBatchNorm.convert_sync_batchnorm(model)
     model = model.to(device)
@@ -89,19 +97,36 @@ def _build_model(cfg: TrainConfig, device: torch.device, info: DistInfo) -> nn.M
     return model
 
 
-def train(cfg: TrainConfig, progress: bool = True) -> TrainResult:
-    """Train one model as configured; rank 0 writes logs and checkpoints under out_dir/name."""
+def train(
+    cfg: TrainConfig,
+    progress: bool = True,
+    *,
+    splits: run_data.Splits | None = None,
+    initial_state: Mapping[str, torch.Tensor] | None = None,
+) -> TrainResult:
+    """Train one model as configured; rank 0 writes logs and checkpoints under out_dir/name.
+
+    `splits` replaces the samples read from cfg.train_data/val_data (e.g. a mix of a user's
+    images and rendered ones); `initial_state` is a state dict of cfg.model to start from
+    instead of a fresh model (fine-tuning). A resumed run's saved state wins over it.
+    """
     check_device = torch.device(
         "cuda" if cfg.device != "cpu" and torch.cuda.is_available() else "cpu"
     )
     info = init_distributed(check_device.type)
     try:
-        return _train(cfg, info, progress)
+        return _train(cfg, info, progress, splits, initial_state)
     finally:
         cleanup(info)
 
 
-def _train(cfg: TrainConfig, info: DistInfo, progress: bool) -> TrainResult:
+def _train(
+    cfg: TrainConfig,
+    info: DistInfo,
+    progress: bool,
+    splits: run_data.Splits | None = None,
+    initial_state: Mapping[str, torch.Tensor] | None = None,
+) -> TrainResult:
     device = pick_device(cfg.device, info)
     if cfg.threads is not None:
         torch.set_num_threads(cfg.threads)
@@ -110,7 +135,8 @@ def _train(cfg: TrainConfig, info: DistInfo, progress: bool) -> TrainResult:
     if device.type == "cuda":
         torch.backends.cudnn.benchmark = not cfg.deterministic
     run_dir = Path(cfg.out_dir) / cfg.name
-    splits = run_data.make_splits(cfg)
+    if splits is None:
+        splits = run_data.make_splits(cfg)
     train_set, val_set = run_data.make_datasets(cfg, splits)
     sampler = DistributedSampler(
         train_set, num_replicas=info.world_size, rank=info.rank, shuffle=True, seed=cfg.seed
@@ -131,7 +157,7 @@ def _train(cfg: TrainConfig, info: DistInfo, progress: bool) -> TrainResult:
         num_workers=cfg.workers,
         sampler=DistributedSampler(val_set, info.world_size, info.rank, shuffle=False),
     )
-    model = _build_model(cfg, device, info)
+    model = _build_model(cfg, device, info, initial_state)
     optimizer = torch.optim.AdamW(
         model.parameters(), lr=cfg.optim.lr, weight_decay=cfg.optim.weight_decay
     )

@@ -154,29 +154,86 @@ def load_labelme(path: str | Path, *, labels: Collection[str] | None = None) -> 
 
 
 def mask_to_polygons(
-    mask: np.ndarray, tolerance_px: float = 1.0, min_area_px: float = 4.0
+    mask: np.ndarray, tolerance_px: float = 1.0, min_area_px: float = 4.0, *, holes: bool = True
 ) -> list[np.ndarray]:
-    """Outer outlines of a mask's regions, simplified, largest first.
+    """Outlines of a mask's regions, one polygon per region, largest first.
+
+    LabelMe polygons cannot have holes, so each hole is spliced into its region's outline
+    by a zero-width vertical cut through spray pixels (a "keyhole"): filled the LabelMe way
+    (`fill_polygons`), the polygon gives back the region with its holes.
 
     Args:
         mask: (H, W) array, non-zero = spray.
         tolerance_px: max distance of the simplified outline from the traced one
-            (Douglas-Peucker); 0 keeps every corner of the pixel outline.
-        min_area_px: regions whose outline encloses less are dropped (specks).
+            (Douglas-Peucker); 0 keeps the pixel outline exactly (only vertices in the
+            middle of straight runs are dropped), so the mask fills back unchanged.
+        min_area_px: regions (and holes) whose outline encloses less are dropped (specks
+            and pinholes).
+        holes: cut holes into the outlines; False gives the outer outlines only.
 
     Returns:
-        list of (N, 2) float64 (x, y) vertex arrays, N >= 3. Holes are not represented
-        (LabelMe polygons have none).
+        list of (N, 2) float64 (x, y) vertex arrays, N >= 3.
     """
     binary = (np.asarray(mask) > 0).astype(np.uint8)
-    contours, _ = cv2.findContours(binary, cv2.RETR_EXTERNAL, cv2.CHAIN_APPROX_SIMPLE)
+    mode = cv2.RETR_CCOMP if holes else cv2.RETR_EXTERNAL  # CCOMP: regions and their holes
+    contours, hierarchy = cv2.findContours(binary, mode, cv2.CHAIN_APPROX_NONE)
+    if hierarchy is None:
+        return []
+    links = hierarchy[0]  # per contour: (next, previous, first child, parent)
+
+    def kept(i: int) -> bool:
+        return len(contours[i]) >= 3 and cv2.contourArea(contours[i]) >= min_area_px
+
     polygons = []
-    for contour in sorted(contours, key=cv2.contourArea, reverse=True):
+    outers = [i for i in range(len(contours)) if links[i][3] < 0 and kept(i)]
+    for i in sorted(outers, key=lambda i: cv2.contourArea(contours[i]), reverse=True):
+        ring = contours[i].reshape(-1, 2)
+        child, cuts = links[i][2], []
+        while child >= 0:
+            if kept(child):
+                cuts.append(contours[child].reshape(-1, 2))
+            child = links[child][0]
+        ring = _splice_holes(ring, cuts)
         if tolerance_px > 0:
-            contour = cv2.approxPolyDP(contour, tolerance_px, closed=True)
-        if len(contour) >= 3 and cv2.contourArea(contour) >= min_area_px:
-            polygons.append(contour.reshape(-1, 2).astype(np.float64))
+            ring = cv2.approxPolyDP(ring.reshape(-1, 1, 2), tolerance_px, closed=True)
+            ring = ring.reshape(-1, 2)
+        else:
+            ring = _drop_collinear(ring)
+        if len(ring) >= 3:
+            polygons.append(ring.astype(np.float64))
     return polygons
+
+
+def _splice_holes(outer: np.ndarray, holes: list[np.ndarray]) -> np.ndarray:
+    """Join hole outlines into an outer outline by vertical cuts; (N, 2) int32 (x, y).
+
+    Each hole is entered at its topmost (then leftmost) pixel from the nearest outline
+    vertex straight above it. Above a hole's top pixel the column is spray up to a pixel
+    that borders the outside or a higher hole, and both are already in the outline (holes
+    go top first), so the cut only crosses spray pixels and the fill is unchanged.
+    """
+    ring = outer.astype(np.int32)
+    for hole in sorted(holes, key=lambda h: int(h[:, 1].min())):
+        top = int(np.lexsort((hole[:, 0], hole[:, 1]))[0])
+        x, y = hole[top]
+        above = np.flatnonzero((ring[:, 0] == x) & (ring[:, 1] <= y))
+        if above.size:
+            k = int(above[np.argmax(ring[above, 1])])
+        else:  # not expected (see above); the nearest vertex keeps the polygon valid
+            k = int(np.argmin(np.hypot(*(ring - hole[top]).T)))
+        loop = np.roll(hole, -top, axis=0).astype(np.int32)
+        ring = np.concatenate([ring[: k + 1], loop, loop[:1], ring[k:]])
+    return ring
+
+
+def _drop_collinear(ring: np.ndarray) -> np.ndarray:
+    """Drop repeated vertices and those in the middle of a straight run (lossless)."""
+    ring = ring[np.any(ring != np.roll(ring, 1, axis=0), axis=1)]  # repeats (zero-length cuts)
+    d_in = ring - np.roll(ring, 1, axis=0)
+    d_out = np.roll(ring, -1, axis=0) - ring
+    cross = d_in[:, 0] * d_out[:, 1] - d_in[:, 1] * d_out[:, 0]
+    straight = (cross == 0) & (np.sum(d_in * d_out, axis=1) > 0)  # a cut's tip turns back
+    return ring[~straight]
 
 
 def write_labelme(

@@ -1,0 +1,123 @@
+"""The stream daemon's config: sources, model, tracking, spec rules, store and HTTP API."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Literal
+
+from pydantic import Field, field_validator, model_validator
+
+from spraycv.config.base import StrictModel
+from spraycv.config.geometry import GeometryConfig
+
+
+class SpecRule(StrictModel):
+    """A nozzle's specification: nominal included angle and tolerance, e.g. 110 +- 5 deg."""
+
+    nominal_deg: float = Field(gt=0, lt=180)
+    tolerance_deg: float = Field(gt=0, lt=90)
+
+    def violated_by(self, angle_deg: float) -> bool:
+        return abs(angle_deg - self.nominal_deg) > self.tolerance_deg
+
+
+class SourceConfig(StrictModel):
+    """One camera: an RTSP/HTTP URL, a USB device (index or /dev/videoN) or a video file."""
+
+    name: str = Field(min_length=1, pattern=r"^[A-Za-z0-9_.-]+$")
+    url: str = Field(min_length=1)
+    max_fps: float = Field(default=5.0, gt=0)  # inference cap; readers always take the newest
+    loop: bool = True  # video files restart at the end (demos); streams ignore it
+    open_timeout_s: float = Field(default=5.0, gt=0)
+    read_timeout_s: float = Field(default=5.0, gt=0)
+    mm_per_px: float | None = Field(default=None, gt=0)  # camera scale (spraycv calibrate)
+    spec: SpecRule | None = None  # default rule for every nozzle of this source
+    nozzle_specs: dict[int, SpecRule] = Field(default_factory=dict)  # per nozzle id
+
+    def rule_for(self, nozzle_id: int, default: SpecRule | None) -> SpecRule | None:
+        return self.nozzle_specs.get(nozzle_id, self.spec or default)
+
+
+class ReconnectConfig(StrictModel):
+    """Exponential backoff between reopen attempts of a failed source."""
+
+    initial_s: float = Field(default=0.5, gt=0)
+    max_s: float = Field(default=10.0, gt=0)
+    factor: float = Field(default=2.0, ge=1)
+    # after this many failed attempts in a row a source is reported "failed" (it keeps trying)
+    failed_after: int = Field(default=5, ge=1)
+
+
+class InferenceConfig(StrictModel):
+    """Model, backend and batching of the inference worker."""
+
+    weights: Path | None = None  # None: the shipped model (spraycv.paths.default_weights)
+    device: str = "cpu"
+    max_batch: int = Field(default=8, ge=1)
+    threads: int | None = Field(default=None, ge=1)  # torch / ORT intra-op threads
+
+
+class TrackingConfig(StrictModel):
+    """Stable nozzle ids across frames, and the smoothing of their angles."""
+
+    max_match_px: float = Field(default=40.0, gt=0)  # apex distance for the same nozzle
+    forget_after_s: float = Field(default=30.0, gt=0)  # a track unseen this long is dropped
+    smoothing: Literal["median", "ema", "none"] = "median"
+    window: int = Field(default=5, ge=1)  # frames in the median window
+    ema_alpha: float = Field(default=0.3, gt=0, le=1)
+
+
+class AlarmConfig(StrictModel):
+    """When a spec violation becomes an alarm and when it clears."""
+
+    raise_after: int = Field(default=5, ge=1)  # consecutive smoothed violations
+    clear_after: int = Field(default=5, ge=1)  # consecutive in-spec frames
+    snapshot_dir: Path | None = Path("outputs/daemon/alarms")  # annotated frame per alarm
+
+
+class StoreConfig(StrictModel):
+    """SQLite persistence."""
+
+    path: Path = Path("outputs/daemon/spraycv.sqlite")
+    flush_every_s: float = Field(default=0.5, gt=0)  # at most this long between commits
+    retention_days: float | None = Field(default=30.0, gt=0)  # None keeps everything
+
+
+class ApiConfig(StrictModel):
+    """The HTTP API; loopback by default, a bearer token required anywhere else."""
+
+    enabled: bool = True
+    host: str = "127.0.0.1"
+    port: int = Field(default=8765, ge=0, le=65535)  # 0: any free port
+    token: str | None = None
+    jpeg_quality: int = Field(default=85, ge=10, le=100)
+
+    @model_validator(mode="after")
+    def _token_off_loopback(self) -> ApiConfig:
+        if self.enabled and self.host not in ("127.0.0.1", "localhost", "::1") and not self.token:
+            raise ValueError(f"api.host={self.host!r} is not loopback: set api.token")
+        return self
+
+
+class DaemonConfig(StrictModel):
+    """Everything `spraycv daemon` needs; every default lives here."""
+
+    sources: list[SourceConfig] = Field(default_factory=list)
+    inference: InferenceConfig = Field(default_factory=InferenceConfig)
+    geometry: GeometryConfig = Field(default_factory=GeometryConfig)
+    spec: SpecRule | None = None  # default rule for every nozzle of every source
+    tracking: TrackingConfig = Field(default_factory=TrackingConfig)
+    alarms: AlarmConfig = Field(default_factory=AlarmConfig)
+    reconnect: ReconnectConfig = Field(default_factory=ReconnectConfig)
+    store: StoreConfig = Field(default_factory=StoreConfig)
+    api: ApiConfig = Field(default_factory=ApiConfig)
+    log_level: Literal["DEBUG", "INFO", "WARNING", "ERROR"] = "INFO"
+
+    @field_validator("sources")
+    @classmethod
+    def _unique_names(cls, sources: list[SourceConfig]) -> list[SourceConfig]:
+        names = [s.name for s in sources]
+        duplicates = sorted({n for n in names if names.count(n) > 1})
+        if duplicates:
+            raise ValueError(f"source names must be unique; repeated: {', '.join(duplicates)}")
+        return sources

@@ -1,0 +1,17 @@
+"""Camera streams -> cone-angle measurements: readers, inference worker, store, API, daemon."""
+
+from __future__ import annotations
+
+from spraycv.stream.daemon import Daemon, DaemonStartError
+from spraycv.stream.records import Event, FrameRecord, NozzleRecord
+from spraycv.stream.store import StoreError, StoreReader
+
+__all__ = [
+    "Daemon",
+    "DaemonStartError",
+    "Event",
+    "FrameRecord",
+    "NozzleRecord",
+    "StoreError",
+    "StoreReader",
+]

@@ -1,0 +1,64 @@
+"""Spec rules per nozzle: an alarm after N consecutive violations, cleared after recovery."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from enum import Enum
+
+from spraycv.config.daemon import AlarmConfig, SpecRule
+
+
+class SpecStatus(str, Enum):
+    OK = "ok"
+    OUT_OF_SPEC = "out_of_spec"  # violating, not (yet) an alarm
+    ALARM = "alarm"
+    NO_SPEC = "no_spec"
+    NOT_MEASURED = "not_measured"
+
+    def __str__(self) -> str:
+        return self.value
+
+
+@dataclass
+class _NozzleAlarm:
+    violations: int = 0
+    recoveries: int = 0
+    active: bool = False
+
+
+class AlarmMonitor:
+    """Per (source, nozzle) debounce of spec violations; returns the transitions."""
+
+    def __init__(self, config: AlarmConfig):
+        self.config = config
+        self._state: dict[tuple[str, int], _NozzleAlarm] = {}
+
+    def update(
+        self, source: str, nozzle_id: int, angle: float | None, rule: SpecRule | None
+    ) -> tuple[SpecStatus, str | None]:
+        """(status now, "alarm_raised" | "alarm_cleared" | None) for one smoothed angle."""
+        if rule is None:
+            return SpecStatus.NO_SPEC, None
+        state = self._state.setdefault((source, nozzle_id), _NozzleAlarm())
+        if angle is None:  # a missed frame neither confirms nor clears an alarm
+            return (SpecStatus.ALARM if state.active else SpecStatus.NOT_MEASURED), None
+        if rule.violated_by(angle):
+            state.violations += 1
+            state.recoveries = 0
+            if not state.active and state.violations >= self.config.raise_after:
+                state.active = True
+                return SpecStatus.ALARM, "alarm_raised"
+            return (SpecStatus.ALARM if state.active else SpecStatus.OUT_OF_SPEC), None
+        state.violations = 0
+        if state.active:
+            state.recoveries += 1
+            if state.recoveries >= self.config.clear_after:
+                state.active = False
+                state.recoveries = 0
+                return SpecStatus.OK, "alarm_cleared"
+            return SpecStatus.ALARM, None
+        return SpecStatus.OK, None
+
+    def active(self) -> list[tuple[str, int]]:
+        """(source, nozzle id) of the open alarms."""
+        return [key for key, s in self._state.items() if s.active]

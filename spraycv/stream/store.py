@@ -1,0 +1,267 @@
+"""SQLite persistence (WAL): a versioned schema, a batching writer thread, and queries.
+
+Every inferred frame goes into `frames` (even with no spray) and each nozzle into
+`measurements`, so "nothing lost" is checkable: rows == frames the daemon inferred.
+"""
+
+from __future__ import annotations
+
+import logging
+import queue
+import sqlite3
+import threading
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+from spraycv.stream.records import Event, FrameRecord
+
+log = logging.getLogger("spraycv.stream.store")
+
+# Migration i brings the schema from version i to i + 1; never edit one that has shipped.
+MIGRATIONS: tuple[str, ...] = (
+    """
+    CREATE TABLE frames (
+        id INTEGER PRIMARY KEY, time REAL NOT NULL, source TEXT NOT NULL,
+        frame_no INTEGER NOT NULL, width INTEGER, height INTEGER,
+        n_nozzles INTEGER NOT NULL, latency_s REAL
+    );
+    CREATE INDEX frames_source_time ON frames (source, time);
+    CREATE TABLE measurements (
+        id INTEGER PRIMARY KEY, time REAL NOT NULL, source TEXT NOT NULL,
+        frame_no INTEGER NOT NULL, nozzle_id INTEGER,
+        included_angle_deg REAL, smoothed_angle_deg REAL,
+        half_angle_left_deg REAL, half_angle_right_deg REAL, tilt_deg REAL,
+        length_px REAL, length_mm REAL, area_px REAL, apex_x REAL, apex_y REAL,
+        flags TEXT NOT NULL DEFAULT '', spec_status TEXT NOT NULL,
+        model TEXT NOT NULL, backend TEXT NOT NULL
+    );
+    CREATE INDEX measurements_time ON measurements (time);
+    CREATE INDEX measurements_source_time ON measurements (source, time);
+    CREATE TABLE events (
+        id INTEGER PRIMARY KEY, time REAL NOT NULL, source TEXT NOT NULL, kind TEXT NOT NULL,
+        nozzle_id INTEGER, angle_deg REAL, message TEXT NOT NULL DEFAULT '', snapshot TEXT
+    );
+    CREATE INDEX events_time ON events (time);
+    """,
+)
+SCHEMA_VERSION = len(MIGRATIONS)
+
+MEASUREMENT_COLUMNS = (
+    "time", "source", "frame_no", "nozzle_id", "included_angle_deg", "smoothed_angle_deg",
+    "half_angle_left_deg", "half_angle_right_deg", "tilt_deg", "length_px", "length_mm",
+    "area_px", "apex_x", "apex_y", "flags", "spec_status", "model", "backend",
+)  # fmt: skip
+EVENT_COLUMNS = ("time", "source", "kind", "nozzle_id", "angle_deg", "message", "snapshot")
+
+
+class StoreError(RuntimeError):
+    """The database cannot be opened, migrated or written; the message says which file."""
+
+
+def connect(path: Path, readonly: bool = False) -> sqlite3.Connection:
+    """A connection with WAL and a busy timeout (readers and the writer never block long)."""
+    try:
+        if readonly:
+            conn = sqlite3.connect(f"file:{path}?mode=ro", uri=True, timeout=10)
+        else:
+            conn = sqlite3.connect(path, timeout=10, check_same_thread=False)
+            conn.execute("PRAGMA journal_mode=WAL")
+            conn.execute("PRAGMA synchronous=NORMAL")  # WAL + NORMAL: durable at checkpoint
+    except sqlite3.Error as exc:
+        raise StoreError(f"{path}: cannot open the database: {exc}") from None
+    conn.row_factory = sqlite3.Row
+    return conn
+
+
+def migrate(conn: sqlite3.Connection, path: Path) -> int:
+    """Bring the schema up to SCHEMA_VERSION; returns the version found before."""
+    found = conn.execute("PRAGMA user_version").fetchone()[0]
+    if found > SCHEMA_VERSION:
+        raise StoreError(
+            f"{path}: schema version {found} is newer than this spraycv ({SCHEMA_VERSION}); "
+            "upgrade spraycv or use another database file"
+        )
+    for version in range(found, SCHEMA_VERSION):
+        with conn:  # one transaction per step: a failed step leaves the previous version
+            conn.executescript(f"BEGIN;{MIGRATIONS[version]}PRAGMA user_version={version + 1};")
+        log.info("database migrated", extra={"path": str(path), "version": version + 1})
+    return found
+
+
+def open_store(path: Path) -> sqlite3.Connection:
+    """Create the folder and file if needed, check it is writable, migrate."""
+    path = Path(path)
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise StoreError(f"{path}: cannot create the database folder: {exc}") from None
+    conn = connect(path)
+    try:
+        migrate(conn, path)
+        with conn:  # a read-only file or folder only fails at the first write: try one now
+            conn.execute("CREATE TABLE IF NOT EXISTS _write_check (x)")
+            conn.execute("DROP TABLE _write_check")
+    except sqlite3.Error as exc:
+        conn.close()
+        raise StoreError(f"{path}: the database is not writable: {exc}") from None
+    return conn
+
+
+class StoreWriter(threading.Thread):
+    """Writes frames and events in batched transactions from one thread.
+
+    `put()` never blocks the inference worker; `close()` drains the queue and commits, so
+    everything handed over before a stop is on disk.
+    """
+
+    def __init__(self, path: Path, flush_every_s: float = 0.5, retention_days: float | None = None):
+        super().__init__(name="store-writer", daemon=True)
+        self.path = Path(path)
+        self.flush_every_s = flush_every_s
+        self.retention_days = retention_days
+        self._conn = open_store(self.path)  # errors surface at start-up, in the caller
+        self._queue: queue.Queue[FrameRecord | Event | None] = queue.Queue()
+        self.frames_written = 0
+        self.measurements_written = 0
+        self.events_written = 0
+        self.errors = 0
+        self._last_retention = 0.0
+
+    def put(self, item: FrameRecord | Event) -> None:
+        self._queue.put(item)
+
+    def close(self, timeout: float = 10.0) -> None:
+        self._queue.put(None)
+        self.join(timeout)
+
+    def run(self) -> None:
+        done = False
+        while not done:
+            batch: list[FrameRecord | Event] = []
+            deadline = time.monotonic() + self.flush_every_s
+            while True:
+                try:
+                    item = self._queue.get(timeout=max(0.0, deadline - time.monotonic()))
+                except queue.Empty:
+                    break
+                if item is None:
+                    done = True
+                    break
+                batch.append(item)
+                if len(batch) >= 1000:
+                    break
+            if batch:
+                self._write(batch)
+            self._apply_retention()
+        self._conn.close()
+
+    def _write(self, batch: list[FrameRecord | Event]) -> None:
+        frames = [b for b in batch if isinstance(b, FrameRecord)]
+        events = [b for b in batch if isinstance(b, Event)]
+        rows = [n.to_dict() for f in frames for n in f.nozzles]
+        for attempt in range(3):  # a locked database (a reader holding it) is worth a retry
+            try:
+                with self._conn:
+                    self._conn.executemany(
+                        "INSERT INTO frames (time, source, frame_no, width, height, n_nozzles,"
+                        " latency_s) VALUES (?, ?, ?, ?, ?, ?, ?)",
+                        [
+                            (f.time, f.source, f.frame_no, f.width, f.height, len(f.nozzles),
+                             f.latency_s)
+                            for f in frames
+                        ],
+                    )  # fmt: skip
+                    self._conn.executemany(_insert("measurements", MEASUREMENT_COLUMNS), rows)
+                    self._conn.executemany(
+                        _insert("events", EVENT_COLUMNS), [e.to_dict() for e in events]
+                    )
+                break
+            except sqlite3.Error as exc:
+                self.errors += 1
+                log.error("database write failed", extra={"error": str(exc), "try": attempt})
+                time.sleep(0.2 * (attempt + 1))
+        else:
+            return
+        self.frames_written += len(frames)
+        self.measurements_written += len(rows)
+        self.events_written += len(events)
+
+    def _apply_retention(self) -> None:
+        if self.retention_days is None or time.monotonic() - self._last_retention < 3600:
+            return
+        self._last_retention = time.monotonic()
+        cutoff = time.time() - self.retention_days * 86400
+        with self._conn:
+            for table in ("frames", "measurements", "events"):
+                self._conn.execute(f"DELETE FROM {table} WHERE time < ?", (cutoff,))
+
+
+def _insert(table: str, columns: tuple[str, ...]) -> str:
+    names = ", ".join(columns)
+    values = ", ".join(f":{c}" for c in columns)
+    return f"INSERT INTO {table} ({names}) VALUES ({values})"
+
+
+class StoreReader:
+    """Read-only queries for the API and the dashboard (their own connection per call)."""
+
+    def __init__(self, path: Path):
+        self.path = Path(path)
+
+    @contextmanager
+    def _conn(self) -> Iterator[sqlite3.Connection]:
+        if not self.path.is_file():
+            raise StoreError(f"{self.path}: no such database")
+        conn = connect(self.path, readonly=True)
+        try:
+            yield conn
+        finally:
+            conn.close()
+
+    def _rows(self, sql: str, args: tuple[Any, ...]) -> list[dict[str, Any]]:
+        with self._conn() as conn:
+            return [dict(r) for r in conn.execute(sql, args)]
+
+    def measurements(
+        self, since: float = 0.0, until: float | None = None, source: str | None = None,
+        limit: int = 10_000,
+    ) -> list[dict[str, Any]]:  # fmt: skip
+        """Nozzle measurements with since <= time < until, oldest first."""
+        return self._rows(
+            "SELECT * FROM measurements WHERE time >= ? AND time < ?"
+            " AND (? IS NULL OR source = ?) ORDER BY time, id LIMIT ?",
+            (since, until if until is not None else float("inf"), source, source, limit),
+        )
+
+    def events(
+        self, since: float = 0.0, until: float | None = None, source: str | None = None,
+        limit: int = 10_000,
+    ) -> list[dict[str, Any]]:  # fmt: skip
+        return self._rows(
+            "SELECT * FROM events WHERE time >= ? AND time < ?"
+            " AND (? IS NULL OR source = ?) ORDER BY time, id LIMIT ?",
+            (since, until if until is not None else float("inf"), source, source, limit),
+        )
+
+    def sources(self) -> list[str]:
+        return [r["source"] for r in self._rows("SELECT DISTINCT source FROM frames", ())]
+
+    def counts(self) -> dict[str, int]:
+        """Rows per table."""
+        with self._conn() as conn:
+            return {
+                t: conn.execute(f"SELECT COUNT(*) FROM {t}").fetchone()[0]
+                for t in ("frames", "measurements", "events")
+            }
+
+    def frame_measurements(self, source: str, frame_no: int) -> list[dict[str, Any]]:
+        """The nozzle rows of one frame (the latest run's, if frame numbers repeat)."""
+        return self._rows(
+            "SELECT * FROM measurements WHERE source = ? AND frame_no = ?"
+            " AND time = (SELECT MAX(time) FROM measurements WHERE source = ? AND frame_no = ?)"
+            " ORDER BY nozzle_id",
+            (source, frame_no, source, frame_no),
+        )

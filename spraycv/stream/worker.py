@@ -1,0 +1,219 @@
+"""The inference worker: batches the newest frames of all sources, measures, tracks, stores."""
+
+from __future__ import annotations
+
+import dataclasses
+import logging
+import threading
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+import cv2
+import numpy as np
+
+from spraycv.config.daemon import DaemonConfig, SourceConfig
+from spraycv.geometry import ConeMeasurement, MeasureHints, measure_cones
+from spraycv.runtime.predictor import Predictor
+from spraycv.stream.alarms import AlarmMonitor, SpecStatus
+from spraycv.stream.metrics import Metrics
+from spraycv.stream.reader import Frame, SourceReader, SourceState
+from spraycv.stream.records import Event, FrameRecord, NozzleRecord
+from spraycv.stream.store import StoreWriter
+from spraycv.stream.tracking import NozzleTracker
+from spraycv.viz.overlay import draw_overlay
+
+log = logging.getLogger("spraycv.stream.worker")
+
+
+@dataclass(frozen=True)
+class Latest:
+    """The newest measured frame of a source, kept for the API and the dashboard."""
+
+    frame: Frame
+    mask: np.ndarray  # (H, W) uint8 {0, 1}
+    measurements: list[ConeMeasurement]  # .index is the nozzle id (-1: not placed)
+    record: FrameRecord
+
+    def annotated(self) -> np.ndarray:
+        """(H, W, 3) uint8 BGR overlay with nozzle ids and angles."""
+        return draw_overlay(self.frame.image, self.mask, self.measurements)
+
+
+class InferenceWorker(threading.Thread):
+    """Takes the newest frame of each due source, runs the model on them as one batch."""
+
+    def __init__(
+        self,
+        config: DaemonConfig,
+        readers: dict[str, SourceReader],
+        wake: threading.Condition,
+        predictor: Predictor,
+        writer: StoreWriter,
+        metrics: Metrics,
+    ):
+        super().__init__(name="inference", daemon=True)
+        self.config, self.readers, self.wake = config, readers, wake
+        self.predictor, self.writer, self.metrics = predictor, writer, metrics
+        self.sources: dict[str, SourceConfig] = {s.name: s for s in config.sources}
+        self.trackers = {name: NozzleTracker(config.tracking) for name in readers}
+        self.alarms = AlarmMonitor(config.alarms)
+        self.latest: dict[str, Latest] = {}
+        self._latest_lock = threading.Lock()
+        self._next_due = dict.fromkeys(readers, 0.0)
+        self._states = {name: SourceState.CONNECTING for name in readers}
+        self._stop_event = threading.Event()
+        self._rotate = 0
+        self.model_name = predictor.name.split(" (")[0]
+        self.backend = predictor.backend
+
+    def stop(self) -> None:
+        """Finish the batch in flight, then exit."""
+        self._stop_event.set()
+        with self.wake:
+            self.wake.notify_all()
+
+    def get_latest(self, source: str) -> Latest | None:
+        with self._latest_lock:
+            return self.latest.get(source)
+
+    def run(self) -> None:
+        while not self._stop_event.is_set():
+            self._watch_sources()
+            frames = self._take_due()
+            if not frames:
+                with self.wake:
+                    self.wake.wait(0.05)
+                continue
+            self._process(frames)
+
+    # -- scheduling ------------------------------------------------------------------------
+    def _take_due(self) -> list[Frame]:
+        """Newest frames of the sources whose frame-rate cap allows one now (round-robin)."""
+        names = list(self.readers)
+        if not names:
+            return []
+        self._rotate = (self._rotate + 1) % len(names)
+        now = time.monotonic()
+        frames: list[Frame] = []
+        for name in names[self._rotate :] + names[: self._rotate]:
+            if len(frames) >= self.config.inference.max_batch:
+                break
+            if now < self._next_due[name]:
+                continue
+            frame = self.readers[name].take()
+            if frame is not None:
+                frames.append(frame)
+                self._next_due[name] = now + 1.0 / self.sources[name].max_fps
+        return frames
+
+    def _watch_sources(self) -> None:
+        """Turn reader state changes into events an operator sees."""
+        for name, reader in self.readers.items():
+            state, before = reader.state, self._states[name]
+            if state is before:
+                continue
+            self._states[name] = state
+            if state is SourceState.CONNECTED:
+                self._emit(Event(time.time(), name, "source_connected", message="stream up"))
+            elif before is SourceState.CONNECTED:
+                reason = reader.last_error or str(state)
+                self._emit(Event(time.time(), name, "source_lost", message=reason))
+
+    # -- inference -------------------------------------------------------------------------
+    def _process(self, frames: list[Frame]) -> None:
+        started = time.perf_counter()
+        masks = self._predict(frames)
+        self.metrics.observe("inference_seconds", time.perf_counter() - started)
+        for frame, mask in zip(frames, masks, strict=True):
+            if mask is None:
+                continue
+            try:
+                self._measure_and_store(frame, mask)
+            except Exception as exc:  # one bad frame must not stop the other sources
+                self.metrics.inc("frames_failed_total", labels={"source": frame.source})
+                log.exception("frame failed", extra={"source": frame.source, "error": str(exc)})
+
+    def _predict(self, frames: Sequence[Frame]) -> list[np.ndarray | None]:
+        try:
+            return list(self.predictor.predict([f.image for f in frames]))
+        except Exception:
+            if len(frames) == 1:
+                frame = frames[0]
+                self.metrics.inc("frames_failed_total", labels={"source": frame.source})
+                log.exception("inference failed", extra={"source": frame.source})
+                return [None]
+        return [self._predict([f])[0] for f in frames]  # isolate the frame that failed
+
+    def _measure_and_store(self, frame: Frame, mask: np.ndarray) -> None:
+        source = self.sources[frame.source]
+        hints = MeasureHints(mm_per_px=source.mm_per_px)
+        measurements = measure_cones(mask, hints=hints, config=self.config.geometry)
+        tracker = self.trackers[frame.source]
+        ids = tracker.assign([m.apex for m in measurements], frame.time)
+        nozzles: list[NozzleRecord] = []
+        alarms: list[tuple[int, float | None, str]] = []
+        for m, nozzle_id in zip(measurements, ids, strict=True):
+            smoothed, status = None, SpecStatus.NOT_MEASURED
+            if nozzle_id is not None:
+                smoothed = tracker.smooth(nozzle_id, m.included_angle_deg if m.ok else None)
+                rule = source.rule_for(nozzle_id, self.config.spec)
+                status, transition = self.alarms.update(frame.source, nozzle_id, smoothed, rule)
+                if transition:
+                    alarms.append((nozzle_id, smoothed, transition))
+            nozzles.append(
+                NozzleRecord.from_measurement(
+                    m, time=frame.time, source=frame.source, frame_no=frame.number,
+                    nozzle_id=nozzle_id, smoothed=smoothed, spec_status=str(status),
+                    model=self.model_name, backend=self.backend,
+                )
+            )  # fmt: skip
+        latency = time.time() - frame.time
+        record = FrameRecord(
+            frame.time, frame.source, frame.number, frame.image.shape[1], frame.image.shape[0],
+            latency, nozzles,
+        )  # fmt: skip
+        # The count of inferred frames and the hand-over to the store move together.
+        self.writer.put(record)
+        self.metrics.inc("frames_inferred_total", labels={"source": frame.source})
+        self.metrics.observe("frame_latency_seconds", latency, labels={"source": frame.source})
+        numbered = [
+            dataclasses.replace(m, index=-1 if i is None else i)
+            for m, i in zip(measurements, ids, strict=True)
+        ]
+        latest = Latest(frame, mask, numbered, record)
+        with self._latest_lock:
+            self.latest[frame.source] = latest
+        for nozzle_id, angle, kind in alarms:
+            self._alarm(latest, nozzle_id, angle, kind)
+
+    def _alarm(self, latest: Latest, nozzle_id: int, angle: float | None, kind: str) -> None:
+        rule = self.sources[latest.frame.source].rule_for(nozzle_id, self.config.spec)
+        spec = f"{rule.nominal_deg:g} +- {rule.tolerance_deg:g} deg" if rule else "no spec"
+        shown = f"{angle:.1f} deg" if angle is not None else "not measured"
+        snapshot = self._snapshot(latest, nozzle_id) if kind == "alarm_raised" else None
+        message = f"nozzle {nozzle_id}: {shown} (spec {spec})"
+        event = Event(latest.frame.time, latest.frame.source, kind, nozzle_id, angle, message,
+                      snapshot)  # fmt: skip
+        self._emit(event)
+
+    def _snapshot(self, latest: Latest, nozzle_id: int) -> str | None:
+        folder = self.config.alarms.snapshot_dir
+        if folder is None:
+            return None
+        path = Path(folder) / f"{latest.frame.source}_n{nozzle_id}_{latest.frame.time:.3f}.jpg"
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            if not cv2.imwrite(str(path), latest.annotated()):
+                raise OSError("cv2.imwrite returned False")
+        except OSError as exc:
+            log.error("alarm snapshot not saved", extra={"path": str(path), "error": str(exc)})
+            return None
+        return str(path)
+
+    def _emit(self, event: Event) -> None:
+        self.writer.put(event)
+        self.metrics.inc("events_total", labels={"kind": event.kind})
+        level = logging.WARNING if event.kind in ("alarm_raised", "source_lost") else logging.INFO
+        log.log(level, event.kind, extra={"source": event.source, "detail": event.message})
