@@ -5,10 +5,12 @@ from __future__ import annotations
 import typer
 
 from spraycv.cli.bench import bench
+from spraycv.cli.calibrate import calibrate
 from spraycv.cli.daemon import daemon
 from spraycv.cli.data import data_app
 from spraycv.cli.evaluate import compare, evaluate
 from spraycv.cli.export import export
+from spraycv.cli.label import label_app
 from spraycv.cli.measure import measure
 from spraycv.cli.predict import predict
 from spraycv.cli.synth import synth
@@ -32,6 +34,8 @@ app.command()(export)
 app.command()(predict)
 app.command()(bench)
 app.command()(daemon)
+app.command()(calibrate)
+app.add_typer(label_app, name="label")
 
 
 def main() -> None:

@@ -120,7 +120,7 @@ class Daemon:
         for sig in (signal.SIGTERM, signal.SIGINT):
             signal.signal(sig, on_signal)
         self.start()
-        while not stop.wait(1.0):
+        while not stop.wait(0.2):
             pass
         return self.stop()
 

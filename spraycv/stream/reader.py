@@ -16,6 +16,7 @@ from spraycv.config.daemon import ReconnectConfig, SourceConfig
 
 log = logging.getLogger("spraycv.stream.reader")
 
+MAX_BAD_READS = 5  # consecutive failed reads before the connection counts as lost
 VIDEO_FILE_SUFFIXES = (".mp4", ".avi", ".mov", ".mkv", ".webm", ".m4v", ".mpg", ".mpeg", ".mjpg")
 
 
@@ -163,21 +164,31 @@ class SourceReader(threading.Thread):
         # files are paced at their own frame rate, as a camera would deliver them
         period = 1.0 / (cap.get(cv2.CAP_PROP_FPS) or 10.0) if is_video_file(self.config.url) else 0
         next_due = time.monotonic()
+        failed_reads = 0
         while not self._stop_event.is_set():
+            started = time.monotonic()
             ok, image = cap.read()
-            if not ok:
-                if looping and self.frames_read and cap.set(cv2.CAP_PROP_POS_FRAMES, 0):
-                    continue
-                self._fail("stream ended or read timed out")
-                return
-            problem = check_frame(image)
-            if problem is not None:
-                self.frames_bad += 1
-                log.warning(
-                    "corrupt frame skipped", extra={"source": self.config.name, "reason": problem}
-                )
+            problem = check_frame(image) if ok else "the frame could not be decoded"
+            if problem is None:
+                if failed_reads:  # the stream went on: those were corrupt frames, not a loss
+                    self.frames_bad += failed_reads
+                    log.warning(
+                        "corrupt frame(s) skipped",
+                        extra={"source": self.config.name, "count": failed_reads},
+                    )
+                failed_reads = 0
+                self._publish(image)
+            elif not ok and looping and self.frames_read and cap.set(cv2.CAP_PROP_POS_FRAMES, 0):
                 continue
-            self._publish(image)
+            else:
+                # One undecodable frame on a live connection is a corrupt frame; a run of
+                # them, or a read that waited out the timeout, is a lost stream.
+                failed_reads += 1
+                timed_out = time.monotonic() - started >= 0.9 * self.config.read_timeout_s
+                if timed_out or failed_reads >= MAX_BAD_READS:
+                    self._fail("stream ended or read timed out" if not ok else problem)
+                    return
+                continue
             if period:
                 next_due += period
                 self._stop_event.wait(max(0.0, next_due - time.monotonic()))

@@ -1,0 +1,196 @@
+"""The daemon in-process on real sources: files, a real MJPEG HTTP server, dead URLs."""
+
+from __future__ import annotations
+
+import json
+import urllib.error
+import urllib.request
+from pathlib import Path
+
+import cv2
+import numpy as np
+import pytest
+from conftest import SAMPLE_VIDEO, wait_for
+from mjpeg_server import MjpegServer
+
+from spraycv.geometry import measure_cones
+from spraycv.stream.daemon import Daemon, DaemonStartError
+from spraycv.stream.serve import free_port
+from spraycv.stream.store import StoreReader
+
+
+def get(url: str, token: str | None = None) -> tuple[int, bytes, str]:
+    request = urllib.request.Request(url)
+    if token:
+        request.add_header("Authorization", f"Bearer {token}")
+    try:
+        with urllib.request.urlopen(request, timeout=10) as response:
+            return response.status, response.read(), response.headers["Content-Type"]
+    except urllib.error.HTTPError as exc:
+        return exc.code, exc.read(), exc.headers["Content-Type"]
+
+
+def inferred(daemon: Daemon, source: str | None = None) -> int:
+    if source is None:
+        return int(daemon.metrics.counter_total("frames_inferred_total"))
+    return int(daemon.metrics.counter("frames_inferred_total", {"source": source}))
+
+
+def test_every_inferred_frame_is_stored_with_the_geometry_of_that_frame(
+    daemon_config, shipped_predictor
+) -> None:
+    cfg = daemon_config([{"name": "demo", "url": str(SAMPLE_VIDEO)}])
+    daemon = Daemon(cfg, shipped_predictor).start()
+    try:
+        wait_for(lambda: inferred(daemon) >= 8, what="8 inferred frames")
+        latest = daemon.worker.get_latest("demo")
+    finally:
+        summary = daemon.stop()
+    counts = StoreReader(cfg.store.path).counts()
+    assert counts["frames"] == summary["frames_inferred"] == inferred(daemon) >= 8
+    assert counts["measurements"] == summary["measurements_written"] > 0
+    # the stored angles are those of the geometry on the model's mask of that very frame
+    expected = measure_cones(shipped_predictor(latest.frame.image), config=cfg.geometry)
+    rows = StoreReader(cfg.store.path).frame_measurements("demo", latest.frame.number)
+    got = sorted(r["included_angle_deg"] for r in rows if r["included_angle_deg"] is not None)
+    want = sorted(m.included_angle_deg for m in expected if m.ok)
+    assert got == pytest.approx(want, abs=1e-6)
+    assert len(got) == 3  # the sample video shows three nozzles on a boom
+
+
+def test_http_api(daemon_config, shipped_predictor) -> None:
+    cfg = daemon_config([{"name": "demo", "url": str(SAMPLE_VIDEO)}])
+    daemon = Daemon(cfg, shipped_predictor).start()
+    base = daemon.api.url
+    try:
+        wait_for(lambda: daemon.store.counts()["measurements"] > 0, what="stored measurements")
+        status, body, kind = get(f"{base}/health")
+        health = json.loads(body)
+        assert (status, health["status"], health["sources"]) == (200, "ok", {"demo": "connected"})
+        status, body, _ = get(f"{base}/sources")
+        assert json.loads(body)[0]["frames_read"] > 0
+        latest = json.loads(get(f"{base}/latest?source=demo")[1])["demo"]
+        assert {n["nozzle_id"] for n in latest["nozzles"]} == {0, 1, 2}
+        status, body, kind = get(f"{base}/frame/demo.jpg")
+        image = cv2.imdecode(np.frombuffer(body, np.uint8), cv2.IMREAD_COLOR)
+        assert (status, kind, image.shape) == (200, "image/jpeg", (480, 640, 3))
+        status, body, kind = get(f"{base}/metrics")
+        assert kind.startswith("text/plain")
+        assert 'spraycv_frames_inferred_total{source="demo"}' in body.decode()
+        rows = json.loads(get(f"{base}/measurements?since=0&source=demo")[1])
+        assert rows and all(r["source"] == "demo" for r in rows)
+        assert get(f"{base}/events?since=0")[0] == 200
+        assert get(f"{base}/measurements?since=yesterday")[0] == 400
+        assert get(f"{base}/frame/nope.jpg")[0] == 404
+        assert get(f"{base}/nope")[0] == 404
+    finally:
+        daemon.stop()
+
+
+def test_bearer_token(daemon_config, shipped_predictor) -> None:
+    cfg = daemon_config(
+        [{"name": "demo", "url": str(SAMPLE_VIDEO)}], api={"port": 0, "token": "s3"}
+    )
+    daemon = Daemon(cfg, shipped_predictor).start()
+    try:
+        assert get(f"{daemon.api.url}/health")[0] == 401
+        assert get(f"{daemon.api.url}/health", token="wrong")[0] == 401
+        assert get(f"{daemon.api.url}/health", token="s3")[0] == 200
+    finally:
+        daemon.stop()
+
+
+def jpeg(shape: tuple[int, int], level: int) -> bytes:
+    """A frame with one bright wedge, so the model has something to see."""
+    h, w = shape
+    image = np.full((h, w, 3), level, np.uint8)
+    cv2.fillPoly(image, [np.array([[w // 2, h // 8], [w // 5, h - 10], [4 * w // 5, h - 10]])], 230)
+    return cv2.imencode(".jpg", image)[1].tobytes()
+
+
+def test_bad_sources_do_not_stop_the_others(daemon_config, shipped_predictor) -> None:
+    big, small = jpeg((480, 640), 30), jpeg((240, 320), 30)
+
+    def frames(i: int) -> bytes:  # corrupt frames, then a change of size mid-stream
+        if i % 15 in (5, 6):
+            return b"\xff\xd8 not a jpeg " + bytes(300)
+        return small if i >= 30 else big
+
+    server = MjpegServer(frames, fps=20)
+    dead = f"http://127.0.0.1:{free_port()}/nothing.mjpg"
+    cfg = daemon_config(
+        [
+            {"name": "demo", "url": str(SAMPLE_VIDEO)},
+            {"name": "dead", "url": dead},
+            {"name": "flaky", "url": server.url},
+        ]
+    )
+    daemon = Daemon(cfg, shipped_predictor).start()
+    try:
+        wait_for(lambda: server.sent > 50, what="50 frames served")
+        wait_for(lambda: daemon.readers["dead"].state.value == "failed", what="dead source failed")
+        wait_for(lambda: inferred(daemon, "flaky") >= 5, what="inferred frames of flaky")
+        assert daemon.readers["flaky"].frames_bad >= 2
+        assert daemon.readers["dead"].last_error
+        assert inferred(daemon, "demo") >= 5
+        assert inferred(daemon, "dead") == 0
+    finally:
+        summary = daemon.stop()
+        server.close()
+    assert StoreReader(cfg.store.path).counts()["frames"] == summary["frames_inferred"]
+
+
+def test_new_resolution_after_a_reconnect(daemon_config, shipped_predictor) -> None:
+    server = MjpegServer(lambda i: jpeg((480, 640), 40), fps=20)
+    port = server.port
+    cfg = daemon_config([{"name": "cam", "url": server.url}])
+    daemon = Daemon(cfg, shipped_predictor).start()
+    try:
+        wait_for(lambda: inferred(daemon) >= 3, what="frames at 640x480")
+        server.close()
+        wait_for(lambda: daemon.readers["cam"].state.value != "connected", what="stream lost")
+        server = MjpegServer(lambda i: jpeg((240, 320), 40), fps=20, port=port)
+        wait_for(lambda: daemon.readers["cam"].size == (320, 240), what="320x240 frames")
+        before = inferred(daemon)
+        wait_for(lambda: inferred(daemon) >= before + 3, what="frames at 320x240")
+    finally:
+        daemon.stop()
+        server.close()
+    assert daemon.readers["cam"].reconnects >= 1
+    with StoreReader(cfg.store.path)._conn() as conn:
+        sizes = {tuple(r) for r in conn.execute("SELECT DISTINCT width, height FROM frames")}
+        kinds = [r[0] for r in conn.execute("SELECT kind FROM events ORDER BY id")]
+    assert sizes == {(640, 480), (320, 240)}
+    assert kinds[:3] == ["source_connected", "source_lost", "source_connected"]
+
+
+@pytest.mark.parametrize(
+    ("weights", "message"),
+    [
+        ("missing.safetensors", "failed to load"),
+        ("garbage.onnx", "failed to load"),
+        ("model.txt", "no backend for suffix"),
+    ],
+)
+def test_a_model_that_fails_to_load_is_a_start_error(daemon_config, tmp_path, weights, message):
+    (tmp_path / "garbage.onnx").write_bytes(b"not an onnx file")
+    (tmp_path / "model.txt").write_text("x")
+    cfg = daemon_config(
+        [{"name": "demo", "url": str(SAMPLE_VIDEO)}], inference={"weights": str(tmp_path / weights)}
+    )
+    with pytest.raises(DaemonStartError, match=message):
+        Daemon(cfg)
+
+
+def test_an_unwritable_database_is_a_start_error(daemon_config, tmp_path: Path) -> None:
+    (tmp_path / "file").write_text("x")
+    cfg = daemon_config(
+        [{"name": "demo", "url": str(SAMPLE_VIDEO)}], store={"path": str(tmp_path / "file" / "db")}
+    )
+    with pytest.raises(DaemonStartError, match="cannot create the database folder"):
+        Daemon(cfg)
+
+
+def test_no_sources_is_a_start_error(daemon_config) -> None:
+    with pytest.raises(DaemonStartError, match="no sources"):
+        Daemon(daemon_config([]))

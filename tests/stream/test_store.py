@@ -1,0 +1,117 @@
+"""SQLite store: schema migrations, clear errors, batched writes that lose nothing."""
+
+from __future__ import annotations
+
+import sqlite3
+import time
+from pathlib import Path
+
+import pytest
+
+from spraycv.stream.records import Event, FrameRecord, NozzleRecord
+from spraycv.stream.store import (
+    SCHEMA_VERSION,
+    StoreError,
+    StoreReader,
+    StoreWriter,
+    open_store,
+)
+
+
+def nozzle(t: float, frame_no: int, nozzle_id: int, angle: float = 110.0) -> NozzleRecord:
+    return NozzleRecord(
+        time=t, source="cam", frame_no=frame_no, nozzle_id=nozzle_id,
+        included_angle_deg=angle, smoothed_angle_deg=angle, half_angle_left_deg=angle / 2,
+        half_angle_right_deg=angle / 2, tilt_deg=0.0, length_px=200.0, length_mm=None,
+        area_px=1000.0, apex_x=100.0 * nozzle_id, apex_y=50.0, flags="", spec_status="ok",
+        model="m", backend="pytorch",
+    )  # fmt: skip
+
+
+def frame(t: float, frame_no: int, n: int = 2) -> FrameRecord:
+    return FrameRecord(
+        t, "cam", frame_no, 640, 480, 0.05, [nozzle(t, frame_no, i) for i in range(n)]
+    )
+
+
+def test_fresh_database_is_migrated_to_the_current_version(tmp_path: Path) -> None:
+    conn = open_store(tmp_path / "db.sqlite")
+    assert conn.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION
+    assert conn.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
+    conn.close()
+    open_store(tmp_path / "db.sqlite").close()  # a second open migrates nothing
+
+
+def test_newer_schema_is_refused(tmp_path: Path) -> None:
+    path = tmp_path / "db.sqlite"
+    with sqlite3.connect(path) as conn:
+        conn.execute(f"PRAGMA user_version={SCHEMA_VERSION + 1}")
+    with pytest.raises(StoreError, match="newer than this spraycv"):
+        open_store(path)
+
+
+@pytest.mark.parametrize(
+    "where",
+    [
+        lambda tmp: tmp / "a_file" / "db.sqlite",  # parent is a file
+        lambda tmp: tmp / "a_dir",  # the path is a folder
+    ],
+    ids=["parent-is-a-file", "path-is-a-folder"],
+)
+def test_unwritable_path_gives_a_clear_error(tmp_path: Path, where) -> None:
+    (tmp_path / "a_file").write_text("x")
+    (tmp_path / "a_dir").mkdir()
+    with pytest.raises(StoreError, match="database"):
+        StoreWriter(where(tmp_path))
+
+
+def test_writer_commits_everything_handed_over_before_close(tmp_path: Path) -> None:
+    path = tmp_path / "db.sqlite"
+    writer = StoreWriter(path, flush_every_s=10.0)  # no timed flush: close must drain
+    writer.start()
+    t0 = time.time()
+    for i in range(500):
+        writer.put(frame(t0 + i * 0.01, i, n=i % 3))
+    writer.put(Event(t0, "cam", "alarm_raised", 1, 120.0, "nozzle 1: 120 deg"))
+    writer.close()
+    counts = StoreReader(path).counts()
+    expected_measurements = sum(i % 3 for i in range(500))
+    assert counts == {"frames": 500, "measurements": expected_measurements, "events": 1}
+    assert writer.frames_written == 500
+    assert writer.measurements_written == expected_measurements
+
+
+def test_queries_by_time_and_source(tmp_path: Path) -> None:
+    path = tmp_path / "db.sqlite"
+    writer = StoreWriter(path, flush_every_s=0.05)
+    writer.start()
+    for i in range(10):
+        writer.put(frame(1000.0 + i, i))
+    writer.put(Event(1005.0, "cam", "alarm_raised", 0, 120.0, "x"))
+    writer.close()
+    store = StoreReader(path)
+    rows = store.measurements(since=1003.0, until=1006.0)
+    assert sorted({r["frame_no"] for r in rows}) == [3, 4, 5]
+    assert store.measurements(source="other") == []
+    assert store.events(since=1005.0)[0]["kind"] == "alarm_raised"
+    assert store.sources() == ["cam"]
+    assert [r["nozzle_id"] for r in store.frame_measurements("cam", 4)] == [0, 1]
+    assert len(store.measurements(limit=3)) == 3
+
+
+def test_retention_deletes_old_rows(tmp_path: Path) -> None:
+    path = tmp_path / "db.sqlite"
+    writer = StoreWriter(path, flush_every_s=0.05, retention_days=1.0)
+    writer.start()
+    writer.put(frame(time.time() - 3 * 86400, 0))  # three days old
+    writer.put(frame(time.time(), 1))
+    writer.close()
+    writer = StoreWriter(path, flush_every_s=0.05, retention_days=1.0)  # applied at start
+    writer.start()
+    writer.close()
+    assert StoreReader(path).counts()["frames"] == 1
+
+
+def test_reader_on_a_missing_database(tmp_path: Path) -> None:
+    with pytest.raises(StoreError, match="no such database"):
+        StoreReader(tmp_path / "none.sqlite").counts()
