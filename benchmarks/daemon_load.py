@@ -1,0 +1,157 @@
+"""Daemon under load: N live 640x480 MJPEG cameras (ffmpeg) at F fps for M minutes.
+
+Starts N real ffmpeg MJPEG-over-HTTP servers on 127.0.0.1 from the bundled sample video,
+runs `spraycv daemon` as its own process on them, samples its metrics and resident memory
+every `--sample-s` seconds, stops it with SIGTERM, and prints per source: frames read,
+inferred per second and dropped; the p95 frame-to-measurement latency (capture -> stored
+measurement, from the database); resident memory at start, middle and end; and whether
+the stored frames equal the frames inferred.
+
+Usage: python benchmarks/daemon_load.py [--sources 8] [--fps 15] [--minutes 10]
+       [--backend onnx|pytorch] [--threads 2]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import signal
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.request
+from pathlib import Path
+
+import yaml
+
+from spraycv.paths import SAMPLES_DIR, default_weights
+from spraycv.stream.serve import FfmpegMjpegServer, free_port
+from spraycv.stream.store import StoreReader
+
+
+def api(port: int, path: str) -> object:
+    with urllib.request.urlopen(f"http://127.0.0.1:{port}{path}", timeout=10) as response:
+        return json.loads(response.read())
+
+
+def rss_mb(pid: int) -> float:
+    pages = int(Path(f"/proc/{pid}/statm").read_text().split()[1])
+    return pages * 4096 / 2**20
+
+
+def cpu_seconds(pid: int) -> float:
+    """User + system CPU time of a process (Linux /proc, clock ticks of 1/100 s)."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / 100.0
+
+
+def weights_for(backend: str, work: Path) -> Path:
+    if backend == "pytorch":
+        return default_weights()
+    from spraycv.export.exporter import export_model
+
+    out = work / "default.onnx"
+    export_model(
+        default_weights(), "onnx", out, parity_images=8, image_size=256, log=lambda s: None
+    )
+    return out
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--sources", type=int, default=8)
+    parser.add_argument("--fps", type=float, default=15.0)
+    parser.add_argument("--minutes", type=float, default=10.0)
+    parser.add_argument("--backend", choices=["onnx", "pytorch"], default="onnx")
+    parser.add_argument("--threads", type=int, default=2)
+    parser.add_argument("--sample-s", type=float, default=15.0)
+    args = parser.parse_args()
+
+    work = Path(tempfile.mkdtemp(prefix="spraycv-daemon-load-"))
+    weights = weights_for(args.backend, work)
+    servers = [
+        FfmpegMjpegServer(SAMPLES_DIR / "video.mp4", fps=args.fps, size=(640, 480)).start()
+        for _ in range(args.sources)
+    ]
+    port = free_port()
+    config = {
+        "sources": [
+            {"name": f"cam{i}", "url": s.url, "max_fps": args.fps} for i, s in enumerate(servers)
+        ],
+        "inference": {"weights": str(weights), "threads": args.threads, "max_batch": 8},
+        "store": {"path": str(work / "db.sqlite")},
+        "api": {"port": port},
+        "alarms": {"snapshot_dir": None},
+        "log_level": "WARNING",
+    }
+    (work / "daemon.yaml").write_text(yaml.safe_dump(config))
+    daemon = subprocess.Popen(
+        [sys.executable, "-m", "spraycv", "daemon", "--config", str(work / "daemon.yaml")],
+        stdout=subprocess.PIPE, stderr=(work / "daemon.log").open("w"), text=True,
+    )  # fmt: skip
+    deadline = time.monotonic() + 120
+    while True:
+        try:
+            if all(s["state"] == "connected" for s in api(port, "/sources")):
+                break
+        except OSError:
+            pass
+        if time.monotonic() > deadline or daemon.poll() is not None:
+            sys.exit(f"daemon did not start: {(work / 'daemon.log').read_text()[-2000:]}")
+        time.sleep(0.5)
+
+    start, start_cpu = time.monotonic(), cpu_seconds(daemon.pid)
+    first = {s["name"]: s for s in api(port, "/sources")}
+    samples = [(0.0, rss_mb(daemon.pid))]
+    print(f"{args.sources} sources x {args.fps:g} fps, {args.backend}, {args.threads} threads")
+    while (elapsed := time.monotonic() - start) < args.minutes * 60:
+        time.sleep(min(args.sample_s, args.minutes * 60 - elapsed))
+        samples.append((time.monotonic() - start, rss_mb(daemon.pid)))
+        done = sum(s["frames_inferred"] for s in api(port, "/sources"))
+        print(f"  t={samples[-1][0]:6.0f} s  rss {samples[-1][1]:7.1f} MB  inferred {done}")
+    last = {s["name"]: s for s in api(port, "/sources")}
+    seconds = time.monotonic() - start
+    daemon_cpu = cpu_seconds(daemon.pid) - start_cpu
+    ffmpeg_cpu = sum(cpu_seconds(s.process.pid) for s in servers if s.running())
+    daemon.send_signal(signal.SIGTERM)
+    out, _ = daemon.communicate(timeout=60)
+    summary = json.loads(out.strip().splitlines()[-1])["stopped"]
+    for server in servers:
+        server.stop()
+
+    with StoreReader(work / "db.sqlite")._conn() as conn:
+        latencies = sorted(r[0] for r in conn.execute("SELECT latency_s FROM frames"))
+    counts = StoreReader(work / "db.sqlite").counts()
+
+    print(f"\n{'source':>6} | {'read/s':>6} | {'inferred/s':>10} | {'dropped':>7} | {'bad':>3}")
+    rates = []
+    for name, end in last.items():
+        begin = first[name]
+        read = (end["frames_read"] - begin["frames_read"]) / seconds
+        inferred = (end["frames_inferred"] - begin["frames_inferred"]) / seconds
+        dropped = end["frames_dropped"] - begin["frames_dropped"]
+        rates.append(inferred)
+        print(f"{name:>6} | {read:6.2f} | {inferred:10.2f} | {dropped:7d} | {end['frames_bad']:3d}")
+    p95 = latencies[int(0.95 * (len(latencies) - 1))]
+    mid = samples[len(samples) // 2][1]
+    print(f"\nduration {seconds:.0f} s; inferred {sum(rates):.2f} frames/s in all")
+    print(f"per source: mean {statistics.mean(rates):.2f}, min {min(rates):.2f} frames/s")
+    print(f"frame-to-measurement latency: median {statistics.median(latencies) * 1000:.0f} ms,")
+    print(f"  p95 {p95 * 1000:.0f} ms over {len(latencies)} frames")
+    print(f"resident memory: start {samples[0][1]:.0f} MB, middle {mid:.0f} MB, ")
+    print(
+        f"  end {samples[-1][1]:.0f} MB (growth in the second half {samples[-1][1] - mid:+.1f} MB)"
+    )
+    print(
+        f"CPU: daemon {daemon_cpu / seconds:.2f} cores; ffmpeg servers {ffmpeg_cpu / seconds:.2f}"
+    )
+    print(f"  cores (their whole life) on a {len(__import__('os').sched_getaffinity(0))}-core box")
+    ok = counts["frames"] == summary["frames_inferred"]
+    print(f"stored frames {counts['frames']} == inferred {summary['frames_inferred']}: {ok}")
+    print(f"measurements stored {counts['measurements']} == {summary['measurements_written']}")
+
+
+if __name__ == "__main__":
+    main()
