@@ -56,7 +56,7 @@ class FfmpegMjpegServer:
         ]  # fmt: skip
 
     def start(self, wait_s: float = 10.0) -> FfmpegMjpegServer:
-        """Start ffmpeg and wait until its port accepts connections... without connecting.
+        """Start ffmpeg and wait until its port accepts connections, without connecting.
 
         A probe connection would be the one client ffmpeg serves, so readiness is taken from
         the listening socket in /proc instead (Linux), else from a short sleep.
@@ -106,11 +106,15 @@ class FfmpegMjpegServer:
 
 
 def _listening(port: int) -> bool:
-    """Whether some socket listens on 127.0.0.1:port (reads /proc/net/tcp; True if unknown)."""
+    """Whether 127.0.0.1:port listens, or already serves its client (a waiting reader can
+    connect within milliseconds, and ffmpeg then closes its listening socket).
+
+    Reads /proc/net/tcp; True after a short sleep where that is not available.
+    """
     try:
         lines = Path("/proc/net/tcp").read_text().splitlines()[1:]
     except OSError:
         time.sleep(0.5)
         return True
-    want = f"0100007F:{port:04X}"
-    return any(line.split()[1] == want and line.split()[3] == "0A" for line in lines)
+    local = f"0100007F:{port:04X}"
+    return any(f[1] == local and f[3] in ("0A", "01") for f in (line.split() for line in lines))

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 import logging
+import queue
 import threading
 import time
 from collections.abc import Sequence
@@ -42,7 +43,11 @@ class Latest:
 
 
 class InferenceWorker(threading.Thread):
-    """Takes the newest frame of each due source, runs the model on them as one batch."""
+    """Takes the newest frame of each due source, runs the model on them as one batch.
+
+    Geometry, tracking and storing run on a second thread fed through a short queue, so
+    that the model (which releases the GIL) and the geometry of the previous batch overlap.
+    """
 
     def __init__(
         self,
@@ -65,6 +70,9 @@ class InferenceWorker(threading.Thread):
         self._states = {name: SourceState.CONNECTING for name in readers}
         self._stop_event = threading.Event()
         self._rotate = 0
+        self._masks: queue.Queue[tuple[list[Frame], list[np.ndarray | None]] | None]
+        self._masks = queue.Queue(maxsize=2)  # back-pressure: readers drop, not this queue
+        self._measurer = threading.Thread(target=self._measure_loop, name="measure", daemon=True)
         self.model_name = predictor.name.split(" (")[0]
         self.backend = predictor.backend
 
@@ -79,14 +87,30 @@ class InferenceWorker(threading.Thread):
             return self.latest.get(source)
 
     def run(self) -> None:
-        while not self._stop_event.is_set():
-            self._watch_sources()
-            frames = self._take_due()
-            if not frames:
-                with self.wake:
-                    self.wake.wait(0.05)
-                continue
-            self._process(frames)
+        self._measurer.start()
+        try:
+            while not self._stop_event.is_set():
+                self._watch_sources()
+                frames = self._take_due()
+                if not frames:
+                    with self.wake:
+                        self.wake.wait(0.05)
+                    continue
+                self._infer(frames)
+        finally:  # the measure thread drains what was inferred, then stops
+            self._masks.put(None)
+            self._measurer.join()
+
+    def _measure_loop(self) -> None:
+        while (item := self._masks.get()) is not None:
+            for frame, mask in zip(*item, strict=True):
+                if mask is None:
+                    continue
+                try:
+                    self._measure_and_store(frame, mask)
+                except Exception as exc:  # one bad frame must not stop the other sources
+                    self.metrics.inc("frames_failed_total", labels={"source": frame.source})
+                    log.exception("frame failed", extra={"source": frame.source, "error": str(exc)})
 
     # -- scheduling ------------------------------------------------------------------------
     def _take_due(self) -> list[Frame]:
@@ -122,18 +146,11 @@ class InferenceWorker(threading.Thread):
                 self._emit(Event(time.time(), name, "source_lost", message=reason))
 
     # -- inference -------------------------------------------------------------------------
-    def _process(self, frames: list[Frame]) -> None:
+    def _infer(self, frames: list[Frame]) -> None:
         started = time.perf_counter()
         masks = self._predict(frames)
         self.metrics.observe("inference_seconds", time.perf_counter() - started)
-        for frame, mask in zip(frames, masks, strict=True):
-            if mask is None:
-                continue
-            try:
-                self._measure_and_store(frame, mask)
-            except Exception as exc:  # one bad frame must not stop the other sources
-                self.metrics.inc("frames_failed_total", labels={"source": frame.source})
-                log.exception("frame failed", extra={"source": frame.source, "error": str(exc)})
+        self._masks.put((frames, masks))
 
     def _predict(self, frames: Sequence[Frame]) -> list[np.ndarray | None]:
         try:
