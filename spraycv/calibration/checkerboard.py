@@ -9,6 +9,7 @@ from spraycv.calibration.scale import CalibrationError, check_length_mm
 
 # cornerSubPix stops after this many iterations or once a corner moves less than this (px)
 _SUBPIX_CRITERIA = (cv2.TERM_CRITERIA_EPS + cv2.TERM_CRITERIA_MAX_ITER, 50, 1e-3)
+_SUBPIX_BLUR_SIGMA = 1.0  # px
 
 
 def _gray(image: np.ndarray) -> np.ndarray:
@@ -74,8 +75,12 @@ def find_checkerboard(image: np.ndarray, inner_corners: tuple[int, int]) -> np.n
         float(np.median(np.hypot(*np.diff(coarse, axis=1).reshape(-1, 2).T))),
         float(np.median(np.hypot(*np.diff(coarse, axis=0).reshape(-1, 2).T))),
     )
-    half = int(np.clip(spacing / 3, 2, 11))
-    refined = cv2.cornerSubPix(gray, corners, (half, half), (-1, -1), _SUBPIX_CRITERIA)
+    half = int(np.clip(round(0.4 * spacing), 2, 11))
+    # On sharp (one-pixel) edges cornerSubPix is pulled towards pixel boundaries by up to
+    # ~0.08 px; a slight blur spreads the gradient and halves that. A symmetric blur does
+    # not move a corner, and a photo's own blur already makes it a no-op.
+    smooth = cv2.GaussianBlur(gray, (0, 0), _SUBPIX_BLUR_SIGMA)
+    refined = cv2.cornerSubPix(smooth, corners, (half, half), (-1, -1), _SUBPIX_CRITERIA)
     return refined.reshape(rows, cols, 2).astype(np.float64)
 
 

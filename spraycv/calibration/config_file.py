@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import os
 from pathlib import Path
 from typing import Any
@@ -52,11 +53,13 @@ def write_source_scale(path: str | Path, source: str, mm_per_px: float) -> bool:
     ------
     CalibrationError
         (a ValueError) for an unreadable or malformed file, a `sources` that is not a list
-        of mappings, or an empty source name.
+        of mappings, an empty source name or a scale that is not a finite number > 0.
     """
     path = Path(path)
     if not str(source).strip():
         raise CalibrationError("the source name must not be empty")
+    if not (math.isfinite(mm_per_px) and mm_per_px > 0):
+        raise CalibrationError(f"mm_per_px must be a finite number > 0; got {mm_per_px!r}")
     data = _load(path)
     sources = data.setdefault("sources", [])
     if sources is None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from spraycv.config.base import StrictModel
+from spraycv.config.calibration import CalibrationConfig, CheckerboardConfig
 from spraycv.config.data import AugmentConfig, DataConfig
 from spraycv.config.finetune import FinetuneConfig
 from spraycv.config.geometry import BandConfig, GeometryConfig
@@ -14,6 +15,8 @@ from spraycv.config.train import ModelConfig, OptimConfig, TrainConfig
 __all__ = [
     "AugmentConfig",
     "BandConfig",
+    "CalibrationConfig",
+    "CheckerboardConfig",
     "ClassicalSegmenterConfig",
     "ConfigError",
     "DataConfig",

@@ -1,0 +1,113 @@
+"""Propose labels: segment each photo with a model and save the mask as an editable
+LabelMe JSON next to it (`<stem>.json`), for a person to correct rather than draw."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+
+from spraycv.data.formats.labelme import mask_to_polygons, write_labelme
+from spraycv.io.images import read_image
+
+Segmenter = Callable[[np.ndarray], np.ndarray]  # (H, W[, 3]) uint8 -> (H, W) {0, 1} mask
+
+
+@dataclass
+class ProposeReport:
+    """What `propose_labels` did, file by file.
+
+    written: (image, label file) pairs written; skipped: images whose label file already
+    existed; failed: (image, reason) pairs, one per image that could not be labelled.
+    """
+
+    written: list[tuple[Path, Path]] = field(default_factory=list)
+    skipped: list[Path] = field(default_factory=list)
+    failed: list[tuple[Path, str]] = field(default_factory=list)
+
+    def summary(self) -> str:
+        return (
+            f"{len(self.written)} written, {len(self.skipped)} skipped (label file exists), "
+            f"{len(self.failed)} failed"
+        )
+
+
+def label_path(image_path: Path) -> Path:
+    """The LabelMe file of a photo: same folder and stem, `.json`."""
+    return image_path.with_suffix(".json")
+
+
+def propose_labels(
+    paths: Iterable[str | Path],
+    predictor: Segmenter,
+    *,
+    overwrite: bool = False,
+    label: str = "spray",
+    tolerance_px: float = 0.0,
+    min_area_px: float = 4.0,
+    on_result: Callable[[str, Path, str], None] | None = None,
+) -> ProposeReport:
+    """Write a LabelMe file with the predicted spray mask next to each image.
+
+    Parameters
+    ----------
+    paths : iterable of str or Path
+        Image files.
+    predictor : callable
+        (H, W, 3) or (H, W) uint8 image -> (H, W) uint8 {0, 1} mask, e.g. a
+        `spraycv.runtime.predictor.Predictor`.
+    overwrite : bool
+        Replace existing label files (by default they are skipped: they may hold a
+        person's corrections).
+    label : str
+        The label of every polygon.
+    tolerance_px : float
+        Outline simplification (Douglas-Peucker); 0 keeps the mask's pixel outline exactly,
+        holes included (`mask_to_polygons`).
+    min_area_px : float
+        Regions and holes smaller than this are left out (specks, pinholes).
+    on_result : callable, optional
+        Called as ``on_result(outcome, image_path, detail)`` after each image, outcome one
+        of "written", "skipped", "failed" (for progress output).
+
+    Returns
+    -------
+    ProposeReport
+        Per-image outcomes. An image that cannot be read or written is recorded as failed
+        and the others are still labelled.
+    """
+    report = ProposeReport()
+    claimed: dict[Path, Path] = {}  # label file -> the image it was written for in this run
+
+    def note(outcome: str, path: Path, detail: str) -> None:
+        if on_result is not None:
+            on_result(outcome, path, detail)
+
+    for path in (Path(p) for p in paths):
+        target = label_path(path)
+        if target in claimed:  # a.jpg and a.png would share a.json
+            reason = f"{target.name} is already the label file of {claimed[target].name}"
+            report.failed.append((path, reason))
+            note("failed", path, reason)
+            continue
+        if target.exists() and not overwrite:
+            report.skipped.append(path)
+            note("skipped", path, f"{target.name} exists")
+            continue
+        try:
+            image = read_image(path)
+            mask = predictor(image)
+            polygons = mask_to_polygons(mask, tolerance_px=tolerance_px, min_area_px=min_area_px)
+            write_labelme(target, path, polygons, image.shape[:2], label=label)
+        # ValueError covers unreadable images (ImageReadError) and bad shapes (DataError);
+        # RuntimeError a model that fails on one image: either way the next image is tried.
+        except (ValueError, RuntimeError, OSError) as exc:
+            report.failed.append((path, str(exc)))
+            note("failed", path, str(exc))
+            continue
+        claimed[target] = path
+        report.written.append((path, target))
+        note("written", path, f"{target.name} ({len(polygons)} polygons)")
+    return report
