@@ -1,0 +1,28 @@
+"""spraycv field dashboard: `streamlit run app/Home.py` (Live first, then Analyse, History, Models).
+
+With SPRAYCV_DAEMON_URL unset it starts an embedded daemon on the bundled sample video, so
+the first run needs no camera and no configuration.
+"""
+
+from __future__ import annotations
+
+import streamlit as st
+
+# Wide, with the pages in the top bar and the (rarely changed) settings sidebar folded: the
+# frame and the numbers get the whole screen. Material icons ship with Streamlit (no emoji
+# font needed on a lab PC).
+st.set_page_config(
+    page_title="spraycv", page_icon=":material/water_drop:", layout="wide",
+    initial_sidebar_state="collapsed",
+)  # fmt: skip
+
+page = st.navigation(
+    [
+        st.Page("pages/0_Live.py", title="Live", icon=":material/videocam:", default=True),
+        st.Page("pages/1_Analyse.py", title="Analyse", icon=":material/image_search:"),
+        st.Page("pages/2_History.py", title="History", icon=":material/timeline:"),
+        st.Page("pages/3_Models.py", title="Models", icon=":material/model_training:"),
+    ],
+    position="top",
+)
+page.run()

@@ -1,0 +1,72 @@
+"""Analyse: measure uploaded images or videos (or a bundled sample) with the shipped model."""
+
+from __future__ import annotations
+
+import hashlib
+
+import streamlit as st
+
+from spraycv.dashboard import analyse, ui
+from spraycv.dashboard.analyse import Analysed, Upload, UploadError
+from spraycv.dashboard.settings import load_settings
+from spraycv.dashboard.tables import csv_bytes
+
+settings = load_settings()
+ui.style_page()
+st.header("Analyse images and videos")
+
+
+@st.cache_data(show_spinner="Measuring…", max_entries=32)
+def measured(digest: str, _upload: Upload, max_frames: int) -> list[Analysed]:
+    """Cached by content digest: reruns (a click, a download) do not measure again."""
+    return analyse.analyse_upload(_upload, ui.get_predictor(), max_frames)
+
+
+left, right = st.columns([3, 1])
+mode = left.segmented_control(
+    "Input", ["Upload", "Bundled sample"], default="Upload", key="analyse_mode"
+)
+max_frames = right.number_input(
+    "Frames sampled per video", min_value=1, max_value=60, value=12, key="analyse_frames"
+)
+uploads: list[Upload] = []
+if mode == "Bundled sample":
+    samples = {p.name: p for p in analyse.bundled_samples()}
+    chosen = st.selectbox("Sample", list(samples), key="analyse_sample")
+    if chosen is not None:
+        uploads.append(analyse.load_sample(samples[chosen]))
+else:
+    files = st.file_uploader(
+        f"Images or videos (up to {settings.max_upload_mb:g} MB each)",
+        accept_multiple_files=True,
+        key="analyse_files",
+    )
+    for file in files or []:
+        try:  # one bad file gets its message; the others are measured
+            uploads.append(
+                analyse.check_upload(file.name, file.getvalue(), settings.max_upload_bytes)
+            )
+        except UploadError as exc:
+            st.error(str(exc))
+
+results: list[Analysed] = []
+for upload in uploads:
+    try:
+        digest = hashlib.sha256(upload.data).hexdigest()
+        results += measured(digest, upload, int(max_frames))
+    except UploadError as exc:
+        st.error(str(exc))
+
+if results:
+    table = analyse.measurement_table(results)
+    st.subheader(f"{len(table)} cone(s) in {len(results)} image(s)")
+    st.dataframe(table, hide_index=True, key="analyse_table")
+    st.download_button(
+        "Download CSV", csv_bytes(table), file_name="spraycv_measurements.csv", mime="text/csv"
+    )
+    columns = st.columns(3)
+    for i, result in enumerate(results):
+        with columns[i % 3]:
+            st.image(result.overlay_rgb(), caption=f"{result.label}: {result.angles_text}")
+elif not uploads:
+    st.info("Upload images or a video, or pick a bundled sample.")

@@ -1,0 +1,77 @@
+"""Start the dashboard as a Streamlit server process, and the headless Chromium flags to view it.
+
+Used by the browser test and scripts/dashboard_screenshot.py; operators run the
+`streamlit run` command printed by `dashboard_command` themselves.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import time
+import urllib.error
+import urllib.request
+from collections.abc import Mapping
+from pathlib import Path
+
+from spraycv.paths import REPO_ROOT
+
+HOME = REPO_ROOT / "app" / "Home.py"
+CHROMIUM = Path("/usr/bin/chromium")  # Debian's package: nothing is downloaded at run time
+# Headless, and nothing that phones home (the machines have no internet access).
+CHROMIUM_ARGS = [
+    "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+    "--disable-background-networking", "--disable-component-update", "--disable-sync",
+]  # fmt: skip
+
+
+def dashboard_command(port: int) -> list[str]:
+    return [
+        sys.executable, "-m", "streamlit", "run", str(HOME),
+        "--server.fileWatcherType", "none", "--server.headless", "true",
+        "--server.address", "127.0.0.1", "--server.port", str(port),
+        "--browser.gatherUsageStats", "false",
+    ]  # fmt: skip
+
+
+def start_dashboard(
+    port: int, env: Mapping[str, str] | None = None, log: Path | None = None
+) -> subprocess.Popen:
+    """Start `streamlit run app/Home.py` on 127.0.0.1:port; see wait_until_up."""
+    out = log.open("w") if log is not None else subprocess.DEVNULL
+    return subprocess.Popen(
+        dashboard_command(port),
+        cwd=REPO_ROOT,
+        env={**os.environ, **(env or {})},
+        stdout=out,
+        stderr=subprocess.STDOUT,
+    )
+
+
+def wait_until_up(process: subprocess.Popen, port: int, timeout: float = 60.0) -> None:
+    """Poll Streamlit's health endpoint; RuntimeError if the process exits or time runs out."""
+    deadline = time.monotonic() + timeout
+    url = f"http://127.0.0.1:{port}/_stcore/health"
+    while time.monotonic() < deadline:
+        if process.poll() is not None:
+            raise RuntimeError(f"the dashboard exited with code {process.returncode}")
+        try:
+            with urllib.request.urlopen(url, timeout=2) as response:
+                if response.status == 200:
+                    return
+        except (urllib.error.URLError, OSError):
+            pass
+        time.sleep(0.25)
+    raise RuntimeError(f"the dashboard did not answer on port {port} within {timeout:g} s")
+
+
+def stop(process: subprocess.Popen, timeout: float = 15.0) -> None:
+    """SIGTERM, then SIGKILL if it does not exit (the embedded daemon commits on exit)."""
+    if process.poll() is None:
+        process.terminate()
+        try:
+            process.wait(timeout)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait(5)

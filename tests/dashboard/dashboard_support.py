@@ -1,0 +1,62 @@
+"""Helpers of the dashboard tests (not in conftest.py: several test folders have one, so
+`from conftest import` would be ambiguous)."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+from spraycv.paths import REPO_ROOT, SAMPLES_DIR
+from spraycv.stream.daemon import Daemon
+from spraycv.stream.store import StoreReader
+
+SAMPLE_VIDEO = SAMPLES_DIR / "video.mp4"
+APP = REPO_ROOT / "app"
+HOME = str(APP / "Home.py")
+
+
+def page(name: str) -> str:
+    """Path of a page script, e.g. page('1_Analyse')."""
+    return str(APP / "pages" / f"{name}.py")
+
+
+def wait_for(condition: Callable[[], object], timeout: float = 30.0, what: str = "") -> None:
+    """Poll until condition() is truthy; fail with `what` after `timeout` s."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if condition():
+            return
+        time.sleep(0.05)
+    raise AssertionError(f"timed out after {timeout} s waiting for {what or condition}")
+
+
+def sample_images() -> list[Path]:
+    return sorted((SAMPLES_DIR / "images").glob("*.jpg"))
+
+
+@dataclass(frozen=True)
+class LiveDaemon:
+    daemon: Daemon
+    url: str
+    db: Path
+    config_path: Path
+
+    @property
+    def store(self) -> StoreReader:
+        return StoreReader(self.db)
+
+
+def daemon_config_dict(root: Path, port: int = 0, max_fps: float = 4.0) -> dict:
+    """A daemon config on the sample video: temp database, fast flushes, one thread."""
+    return {
+        "sources": [{"name": "cam0", "url": str(SAMPLE_VIDEO), "max_fps": max_fps,
+                     "open_timeout_s": 2, "read_timeout_s": 2,
+                     "nozzle_specs": {0: {"nominal_deg": 40, "tolerance_deg": 2}}}],
+        "spec": {"nominal_deg": 55, "tolerance_deg": 5},
+        "inference": {"threads": 1},
+        "store": {"path": str(root / "db.sqlite"), "flush_every_s": 0.1},
+        "alarms": {"snapshot_dir": str(root / "alarms"), "raise_after": 3},
+        "api": {"port": port},
+    }  # fmt: skip

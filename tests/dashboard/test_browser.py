@@ -1,0 +1,126 @@
+"""End to end in a real browser: `spraycv daemon` process -> dashboard process -> Chromium.
+
+The angle the operator sees for the frame number shown must be the one stored in SQLite
+for that frame. Skipped only where Debian's chromium or the playwright package is missing.
+"""
+
+from __future__ import annotations
+
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+import yaml
+from dashboard_support import daemon_config_dict, wait_for
+
+from spraycv.dashboard.client import DaemonClient, DaemonError
+from spraycv.dashboard.launch import CHROMIUM, CHROMIUM_ARGS, start_dashboard, stop, wait_until_up
+from spraycv.dashboard.live import parse_caption
+from spraycv.stream.serve import free_port
+from spraycv.stream.store import StoreReader
+
+sync_api = pytest.importorskip(
+    "playwright.sync_api", reason="playwright is not installed (pip install -e '.[dev]')"
+)
+if not CHROMIUM.is_file():
+    pytest.skip(f"{CHROMIUM} missing (apt-get install chromium)", allow_module_level=True)
+
+# One synchronous read of the DOM: the frame captions and every metric card's label and value.
+READ_LIVE = """() => ({
+  captions: [...document.querySelectorAll('[data-testid="stCaptionContainer"]')]
+    .map(e => e.innerText.trim()),
+  metrics: [...document.querySelectorAll('[data-testid="stMetric"]')].map(m => [
+    m.querySelector('[data-testid="stMetricLabel"]').innerText.trim(),
+    m.querySelector('[data-testid="stMetricValue"]').innerText.trim()]),
+})"""
+
+
+def healthy(url: str) -> bool:
+    try:
+        return DaemonClient(url, timeout=2).health()["status"] == "ok"
+    except DaemonError:
+        return False
+
+
+@pytest.fixture
+def daemon_process(tmp_path: Path) -> Iterator[tuple[str, Path, Path]]:
+    """`python -m spraycv daemon --config X.yaml` on the sample video: (url, db, config)."""
+    port = free_port()
+    config = tmp_path / "daemon.yaml"
+    config.write_text(yaml.safe_dump(daemon_config_dict(tmp_path, port=port)))
+    log = (tmp_path / "daemon.log").open("w")
+    process = subprocess.Popen(
+        [sys.executable, "-m", "spraycv", "daemon", "--config", str(config)],
+        stdout=subprocess.DEVNULL, stderr=log,
+    )  # fmt: skip
+    url = f"http://127.0.0.1:{port}"
+    try:
+        wait_for(lambda: process.poll() is not None or healthy(url), 60, "the daemon's API")
+        assert process.poll() is None, (tmp_path / "daemon.log").read_text()
+        yield url, tmp_path / "db.sqlite", config
+    finally:
+        process.send_signal(signal.SIGTERM)
+        try:
+            process.wait(30)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait(5)
+
+
+def read_stable(page, tries: int = 60) -> tuple[str, int, dict[str, str]]:
+    """(source, frame number, {label: value}) read twice, 0.25 s apart, identical.
+
+    The page refreshes every 1.5 s and redraws element by element; two equal reads around
+    a pause fall between refreshes, so the caption and the numbers belong together.
+    """
+    for _ in range(tries):
+        first = page.evaluate(READ_LIVE)
+        time.sleep(0.25)
+        second = page.evaluate(READ_LIVE)
+        frames = [c for c in map(parse_caption, first["captions"]) if c is not None]
+        if first == second and len(frames) == 1 and first["metrics"]:
+            source, frame_no = frames[0]
+            return source, frame_no, dict(first["metrics"])
+        time.sleep(0.1)
+    raise AssertionError(f"no stable read of the live page; last: {first}")
+
+
+def test_browser_shows_the_stored_angle_of_the_frame_shown(
+    daemon_process: tuple[str, Path, Path], tmp_path: Path
+) -> None:
+    url, db, config = daemon_process
+    port = free_port()
+    env = {"SPRAYCV_DAEMON_URL": url, "SPRAYCV_DAEMON_CONFIG": str(config),
+           "SPRAYCV_DASHBOARD_DIR": str(tmp_path / "dashboard")}  # fmt: skip
+    dashboard = start_dashboard(port, env, log=tmp_path / "streamlit.log")
+    try:
+        wait_until_up(dashboard, port)
+        with sync_api.sync_playwright() as p:
+            browser = p.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
+            try:
+                page = browser.new_page(viewport={"width": 1400, "height": 1000})
+                page.goto(f"http://127.0.0.1:{port}/", wait_until="domcontentloaded")
+                page.wait_for_selector('[data-testid="stImage"] img', timeout=60_000)
+                page.wait_for_selector('[data-testid="stMetricValue"]', timeout=60_000)
+                source, frame_no, metrics = read_stable(page)
+                shot = tmp_path / "live.png"
+                page.screenshot(path=str(shot), full_page=True)
+            finally:
+                browser.close()
+    finally:
+        stop(dashboard)
+
+    store = StoreReader(db)
+    wait_for(lambda: store.frame_measurements(source, frame_no), 10, "the frame in SQLite")
+    rows = [r for r in store.frame_measurements(source, frame_no) if r["nozzle_id"] is not None]
+    assert source == "cam0" and sorted(metrics) == [f"Nozzle {r['nozzle_id']}" for r in rows]
+    for r in rows:
+        stored = r["smoothed_angle_deg"]
+        stored = r["included_angle_deg"] if stored is None else stored
+        shown = float(metrics[f"Nozzle {r['nozzle_id']}"].rstrip("°"))
+        assert shown == pytest.approx(stored, abs=0.05 + 1e-9), (frame_no, r)
+    assert shot.stat().st_size > 10_000
