@@ -3,13 +3,18 @@ VENV ?= .venv
 PY := $(VENV)/bin/python
 SPRAYCV := $(VENV)/bin/spraycv
 
-.PHONY: setup demo test lint samples bench
+.PHONY: setup demo measure-samples test lint samples bench
 
 setup:
 	bash scripts/setup.sh dev
 
-# Main job on embedded defaults: measure the bundled sample images.
+# Main job on embedded defaults: the field dashboard on http://127.0.0.1:8501, fed by an
+# embedded daemon on the bundled sample video with the shipped model (Ctrl+C stops it).
 demo: setup
+	$(SPRAYCV) dashboard
+
+# The command-line pipeline on the bundled sample images (table + overlays).
+measure-samples: setup
 	$(SPRAYCV) measure data/samples/images --overlay-dir outputs/demo
 
 test: setup
