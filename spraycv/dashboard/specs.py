@@ -1,7 +1,7 @@
 """Which spec rule applies to a nozzle, for the trend chart's tolerance band.
 
-The daemon's API reports each nozzle's spec *status* but not the rule behind it, so the
-dashboard reads the rules from the daemon's config: the embedded one, or a YAML file.
+The daemon's GET /sources lists each source's rules; a YAML config given to the dashboard
+(or the embedded daemon's config) takes precedence.
 """
 
 from __future__ import annotations
@@ -28,6 +28,18 @@ class SpecTable:
     def from_yaml(cls, path: Path) -> SpecTable:
         """Raises spraycv.config.loader.ConfigError (a ValueError) with the reason."""
         return cls.from_config(load_config(DaemonConfig, path))
+
+    @classmethod
+    def from_sources(cls, sources: list[dict]) -> SpecTable:
+        """From the daemon's GET /sources, which lists each source's rules."""
+        configs = {
+            s["name"]: SourceConfig(
+                name=s["name"], url=s.get("url") or "-", spec=s.get("spec"),
+                nozzle_specs={int(k): v for k, v in (s.get("nozzle_specs") or {}).items()},
+            )
+            for s in sources
+        }  # fmt: skip
+        return cls(None, configs)
 
     def rule(self, source: str, nozzle_id: int | None) -> SpecRule | None:
         """The same lookup as the daemon's worker: per nozzle, per source, then the default."""

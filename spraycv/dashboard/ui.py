@@ -5,13 +5,14 @@ The only module of spraycv.dashboard that draws; the numbers come from the plain
 
 from __future__ import annotations
 
+import contextlib
 from dataclasses import dataclass
 from pathlib import Path
 
 import streamlit as st
 
 from spraycv.config.loader import ConfigError
-from spraycv.dashboard.client import DaemonClient
+from spraycv.dashboard.client import DaemonApiError, DaemonClient, DaemonUnreachable
 from spraycv.dashboard.embedded import embedded_config, start_embedded_daemon
 from spraycv.dashboard.live import STATUS_STYLES, NozzleCard
 from spraycv.dashboard.settings import Settings, load_settings
@@ -127,6 +128,10 @@ def connect(settings: Settings | None = None) -> Connection:
         client = DaemonClient(url, token or None)
     except ValueError as exc:
         return Connection(None, url, False, specs, str(exc))
+    if not config_path:
+        # the daemon reports its rules; an unreachable one is reported by the page itself
+        with contextlib.suppress(DaemonUnreachable, DaemonApiError, KeyError, ValueError):
+            specs = SpecTable.from_sources(client.sources())
     return Connection(client, url, False, specs, warning=warning)
 
 

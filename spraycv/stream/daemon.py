@@ -154,6 +154,12 @@ class Daemon:
             status["frames_inferred"] = int(
                 self.metrics.counter("frames_inferred_total", {"source": name})
             )
+            source = self.worker.sources[name]
+            rule = source.spec or self.config.spec  # what the dashboard draws as the band
+            status["spec"] = rule.model_dump() if rule else None
+            status["nozzle_specs"] = {
+                str(k): v.model_dump() for k, v in source.nozzle_specs.items()
+            }
             out.append(status)
         return out
 

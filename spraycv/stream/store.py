@@ -134,6 +134,9 @@ class StoreWriter(threading.Thread):
         self._queue.put(item)
 
     def close(self, timeout: float = 10.0) -> None:
+        if self.ident is None:  # never started: nothing queued was ever written
+            self._conn.close()
+            return
         self._queue.put(None)
         self.join(timeout)
 

@@ -194,3 +194,21 @@ def test_an_unwritable_database_is_a_start_error(daemon_config, tmp_path: Path) 
 def test_no_sources_is_a_start_error(daemon_config) -> None:
     with pytest.raises(DaemonStartError, match="no sources"):
         Daemon(daemon_config([]))
+
+
+def test_sources_report_their_spec_rules(daemon_config, shipped_predictor) -> None:
+    cfg = daemon_config(
+        [
+            {
+                "name": "demo",
+                "url": str(SAMPLE_VIDEO),
+                "nozzle_specs": {1: {"nominal_deg": 60, "tolerance_deg": 3}},
+            }
+        ],
+        spec={"nominal_deg": 55, "tolerance_deg": 5},
+    )
+    daemon = Daemon(cfg, shipped_predictor)  # not started: the status needs no frames
+    (status,) = daemon.sources_status()
+    assert status["spec"] == {"nominal_deg": 55.0, "tolerance_deg": 5.0}
+    assert status["nozzle_specs"] == {"1": {"nominal_deg": 60.0, "tolerance_deg": 3.0}}
+    daemon.writer.close()
