@@ -7,9 +7,11 @@ import typer
 from spraycv.cli.bench import bench
 from spraycv.cli.calibrate import calibrate
 from spraycv.cli.daemon import daemon
+from spraycv.cli.dashboard import dashboard
 from spraycv.cli.data import data_app
 from spraycv.cli.evaluate import compare, evaluate
 from spraycv.cli.export import export
+from spraycv.cli.finetune import finetune
 from spraycv.cli.label import label_app
 from spraycv.cli.measure import measure
 from spraycv.cli.predict import predict
@@ -26,6 +28,7 @@ app = typer.Typer(
 
 app.command()(measure)
 app.command()(train)
+app.command()(finetune)
 app.command("eval")(evaluate)
 app.command()(compare)
 app.command()(synth)
@@ -34,6 +37,7 @@ app.command()(export)
 app.command()(predict)
 app.command()(bench)
 app.command()(daemon)
+app.command()(dashboard)
 app.command()(calibrate)
 app.add_typer(label_app, name="label")
 

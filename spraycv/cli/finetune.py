@@ -1,0 +1,103 @@
+"""`spraycv finetune`: adapt the shipped model to your own labelled nozzle photos."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any, NoReturn
+
+import typer
+
+from spraycv.config.finetune import FinetuneConfig  # light: pydantic only
+
+
+def _default(name: str) -> str:
+    """The help suffix ' (default: X)', X read from the schema: no default restated here."""
+    field = FinetuneConfig.model_fields[name]
+    value = field.get_default(call_default_factory=True)
+    return f" (default: {value})"
+
+
+def finetune(
+    overrides: list[str] = typer.Argument(
+        None, help="Fine-tune config overrides, e.g. batch_size=4 optim.lr=1e-3 threads=1"
+    ),
+    weights: Path | None = typer.Option(
+        None, help="Start checkpoint (.safetensors + .json)." + _default("weights")
+    ),
+    data: Path | None = typer.Option(
+        None, help="Your labelled images: image+mask folder, COCO or LabelMe."
+    ),
+    data_format: str | None = typer.Option(
+        None, "--format", help="auto | folder | coco | labelme." + _default("data_format")
+    ),
+    synthetic: Path | None = typer.Option(
+        None, help="Rendered dataset folder to mix in (default: render a few on the fly)."
+    ),
+    mix_ratio: float | None = typer.Option(
+        None, help="Share of rendered training images." + _default("mix_ratio")
+    ),
+    holdout_fraction: float | None = typer.Option(
+        None,
+        help="Share of --data held out for the before/after comparison."
+        + _default("holdout_fraction"),
+    ),
+    holdout: Path | None = typer.Option(None, help="A separate labelled held-out set."),
+    epochs: int | None = typer.Option(None, help="Training epochs." + _default("epochs")),
+    steps: int | None = typer.Option(None, help="Optimiser steps in all (instead of epochs)."),
+    out: Path | None = typer.Option(
+        None, help="The new checkpoint (.safetensors)." + _default("out")
+    ),
+    config: Path | None = typer.Option(None, "--config", "-c", help="Fine-tune YAML config."),
+    quiet: bool = typer.Option(False, help="No progress bars."),
+) -> None:
+    """Fine-tune a trained model on your labelled images mixed with rendered ones.
+
+    Scores the start model and the fine-tuned one on your held-out images (mask IoU, and
+    the cone-angle error against the geometry on your label masks), prints both, and
+    writes the new checkpoint with a sidecar that records where it came from.
+    """
+    from pydantic import ValidationError
+
+    from spraycv.config.loader import ConfigError, load_config
+    from spraycv.training.finetune import finetune as run_finetune
+    from spraycv.training.finetune import format_table
+
+    exclusive = (("--holdout", holdout, "--holdout-fraction", holdout_fraction),)
+    exclusive += (("--epochs", epochs, "--steps", steps),)
+    for name_a, value_a, name_b, value_b in exclusive:
+        if value_a is not None and value_b is not None:
+            _fail(f"give {name_a} or {name_b}, not both")
+    options: dict[str, Any] = {
+        "weights": weights,
+        "data": data,
+        "data_format": data_format,
+        "synthetic": synthetic,
+        "mix_ratio": mix_ratio,
+        "holdout_fraction": holdout_fraction,
+        "holdout": holdout,
+        "epochs": epochs,
+        "steps": steps,
+        "out": out,
+    }
+    try:
+        cfg = load_config(FinetuneConfig, config, list(overrides or []))
+        for key, value in options.items():
+            if value is not None:
+                setattr(cfg, key, value)  # validated on assignment
+        result = run_finetune(cfg, progress=not quiet)
+    except ValidationError as exc:
+        _fail("; ".join(f"{'.'.join(map(str, e['loc']))}: {e['msg']}" for e in exc.errors()))
+    except (ConfigError, ValueError, FileNotFoundError, FileExistsError) as exc:
+        _fail(str(exc))
+    counts = result.counts
+    typer.echo(
+        f"fine-tuned {cfg.weights} on {counts['user_train']} of your images + "
+        f"{counts['synthetic']} rendered, {counts['steps']} steps"
+    )
+    typer.echo(format_table(result.before, result.after))
+    typer.echo(f"weights: {result.weights}")
+
+
+def _fail(message: str) -> NoReturn:
+    typer.echo(f"error: {message}", err=True)
+    raise typer.Exit(2)
