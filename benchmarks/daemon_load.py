@@ -8,7 +8,7 @@ measurement, from the database); resident memory at start, middle and end; and w
 the stored frames equal the frames inferred.
 
 Usage: python benchmarks/daemon_load.py [--sources 8] [--fps 15] [--minutes 10]
-       [--backend onnx|pytorch] [--threads 2]
+       [--backend onnx|pytorch] [--threads 1] [--max-batch 2]
 """
 
 from __future__ import annotations
@@ -65,7 +65,8 @@ def main() -> None:
     parser.add_argument("--fps", type=float, default=15.0)
     parser.add_argument("--minutes", type=float, default=10.0)
     parser.add_argument("--backend", choices=["onnx", "pytorch"], default="onnx")
-    parser.add_argument("--threads", type=int, default=2)
+    parser.add_argument("--threads", type=int, default=1)
+    parser.add_argument("--max-batch", type=int, default=2)
     parser.add_argument("--sample-s", type=float, default=15.0)
     args = parser.parse_args()
 
@@ -80,7 +81,11 @@ def main() -> None:
         "sources": [
             {"name": f"cam{i}", "url": s.url, "max_fps": args.fps} for i, s in enumerate(servers)
         ],
-        "inference": {"weights": str(weights), "threads": args.threads, "max_batch": 8},
+        "inference": {
+            "weights": str(weights),
+            "threads": args.threads,
+            "max_batch": args.max_batch,
+        },
         "store": {"path": str(work / "db.sqlite")},
         "api": {"port": port},
         "alarms": {"snapshot_dir": None},
@@ -105,7 +110,10 @@ def main() -> None:
     start, start_cpu = time.monotonic(), cpu_seconds(daemon.pid)
     first = {s["name"]: s for s in api(port, "/sources")}
     samples = [(0.0, rss_mb(daemon.pid))]
-    print(f"{args.sources} sources x {args.fps:g} fps, {args.backend}, {args.threads} threads")
+    print(
+        f"{args.sources} sources x {args.fps:g} fps, {args.backend}, {args.threads} threads,"
+        f" batches of at most {args.max_batch}"
+    )
     while (elapsed := time.monotonic() - start) < args.minutes * 60:
         time.sleep(min(args.sample_s, args.minutes * 60 - elapsed))
         samples.append((time.monotonic() - start, rss_mb(daemon.pid)))

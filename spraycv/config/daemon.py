@@ -53,7 +53,9 @@ class InferenceConfig(StrictModel):
 
     weights: Path | None = None  # None: the shipped model (spraycv.paths.default_weights)
     device: str = "cpu"
-    max_batch: int = Field(default=8, ge=1)
+    # on a CPU small batches keep frame-to-measurement latency low at the same throughput
+    # (benchmarks/daemon_load.py); raise it on a GPU
+    max_batch: int = Field(default=2, ge=1)
     threads: int | None = Field(default=None, ge=1)  # torch / ORT intra-op threads
 
 
