@@ -10,6 +10,7 @@ from spraycv.dashboard import analyse, ui
 from spraycv.dashboard.analyse import Analysed, Upload, UploadError
 from spraycv.dashboard.settings import load_settings
 from spraycv.dashboard.tables import csv_bytes
+from spraycv.geometry import MeasureHints
 
 settings = load_settings()
 ui.style_page()
@@ -17,9 +18,13 @@ st.header("Analyse images and videos")
 
 
 @st.cache_data(show_spinner="Measuring…", max_entries=32)
-def measured(digest: str, _upload: Upload, max_frames: int) -> list[Analysed]:
-    """Cached by content digest: reruns (a click, a download) do not measure again."""
-    return analyse.analyse_upload(_upload, ui.get_predictor(), max_frames)
+def measured(
+    digest: str, _upload: Upload, max_frames: int, mm_per_px: float, height_mm: float
+) -> list[Analysed]:
+    """Cached by content digest and calibration: reruns (a click, a download) do not measure
+    again."""
+    hints = MeasureHints(mm_per_px=mm_per_px or None, nozzle_height_mm=height_mm or None)
+    return analyse.analyse_upload(_upload, ui.get_predictor(), max_frames, hints)
 
 
 left, right = st.columns([3, 1])
@@ -29,6 +34,16 @@ mode = left.segmented_control(
 max_frames = right.number_input(
     "Frames sampled per video", min_value=1, max_value=60, value=12, key="analyse_frames"
 )
+with st.expander("Calibration (optional): lengths, areas and coverage in mm"):
+    scale_col, height_col = st.columns(2)
+    mm_per_px = scale_col.number_input(
+        "Scale, mm per pixel (from `spraycv calibrate`; 0: none)",
+        min_value=0.0, value=0.0, step=0.01, format="%.4f", key="analyse_mm_per_px",
+    )  # fmt: skip
+    height_mm = height_col.number_input(
+        "Nozzle height above the target, mm (0: none)",
+        min_value=0.0, value=0.0, step=10.0, key="analyse_height_mm",
+    )  # fmt: skip
 uploads: list[Upload] = []
 if mode == "Bundled sample":
     samples = {p.name: p for p in analyse.bundled_samples()}
@@ -53,7 +68,7 @@ results: list[Analysed] = []
 for upload in uploads:
     try:
         digest = hashlib.sha256(upload.data).hexdigest()
-        results += measured(digest, upload, int(max_frames))
+        results += measured(digest, upload, int(max_frames), mm_per_px, height_mm)
     except UploadError as exc:
         st.error(str(exc))
 

@@ -31,6 +31,9 @@ class SourceConfig(StrictModel):
     open_timeout_s: float = Field(default=5.0, gt=0)
     read_timeout_s: float = Field(default=5.0, gt=0)
     mm_per_px: float | None = Field(default=None, gt=0)  # camera scale (spraycv calibrate)
+    # the rig, for the ground coverage of each nozzle and the overlap with its neighbour
+    nozzle_height_mm: float | None = Field(default=None, gt=0)
+    nozzle_spacing_mm: float | None = Field(default=None, gt=0)
     spec: SpecRule | None = None  # default rule for every nozzle of this source
     nozzle_specs: dict[int, SpecRule] = Field(default_factory=dict)  # per nozzle id
 

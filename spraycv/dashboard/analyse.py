@@ -12,7 +12,7 @@ import cv2
 import numpy as np
 import pandas as pd
 
-from spraycv.geometry import ConeMeasurement, measure_cones
+from spraycv.geometry import ConeMeasurement, MeasureHints, measure_cones
 from spraycv.io.images import IMAGE_SUFFIXES
 from spraycv.paths import SAMPLES_DIR
 from spraycv.viz.overlay import draw_overlay
@@ -133,8 +133,16 @@ class Analysed:
         return ", ".join(angles) if angles else "no cone measured"
 
 
-def analyse_upload(upload: Upload, segmenter: Segmenter, max_frames: int = 12) -> list[Analysed]:
-    """Segment and measure an image, or up to max_frames frames of a video."""
+def analyse_upload(
+    upload: Upload,
+    segmenter: Segmenter,
+    max_frames: int = 12,
+    hints: MeasureHints | None = None,
+) -> list[Analysed]:
+    """Segment and measure an image, or up to max_frames frames of a video.
+
+    hints: the camera's calibration (mm_per_px, nozzle height and spacing) for mm outputs.
+    """
     if upload.kind == "image":
         frames: Sequence[tuple[int | None, np.ndarray]] = [
             (None, decode_image(upload.data, upload.name))
@@ -144,12 +152,13 @@ def analyse_upload(upload: Upload, segmenter: Segmenter, max_frames: int = 12) -
     out = []
     for index, image in frames:
         mask = segmenter(image)
-        out.append(Analysed(upload.name, index, image, mask, measure_cones(mask)))
+        out.append(Analysed(upload.name, index, image, mask, measure_cones(mask, hints=hints)))
     return out
 
 
 FIRST_COLUMNS = ["file", "frame", "index", "included_angle_deg", "half_angle_left_deg",
-                 "half_angle_right_deg", "tilt_deg", "length_px", "area_px", "flags"]  # fmt: skip
+                 "half_angle_right_deg", "tilt_deg", "length_px", "length_mm", "area_px",
+                 "area_mm2", "coverage_width_mm", "flags"]  # fmt: skip
 
 
 def measurement_table(results: Iterable[Analysed]) -> pd.DataFrame:

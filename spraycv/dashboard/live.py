@@ -58,6 +58,18 @@ class NozzleCard:
     raw_deg: float | None  # this frame's measurement
     status: str
     rule: SpecRule | None
+    length_mm: float | None = None  # with the source's calibration (mm_per_px)
+    coverage_width_mm: float | None = None  # with the rig's nozzle height
+
+    @property
+    def calibrated_text(self) -> str:
+        """'length 148 mm · coverage 1.05 m', or '' for an uncalibrated source."""
+        parts = []
+        if self.length_mm is not None:
+            parts.append(f"length {self.length_mm:.0f} mm")
+        if self.coverage_width_mm is not None:
+            parts.append(f"coverage {self.coverage_width_mm / 1000:.2f} m")
+        return " · ".join(parts)
 
     @property
     def angle_deg(self) -> float | None:
@@ -99,6 +111,8 @@ def nozzle_cards(record: dict[str, Any], specs: SpecTable | None = None) -> list
             raw_deg=n["included_angle_deg"],
             status=n["spec_status"],
             rule=specs.rule(record["source"], n["nozzle_id"]),
+            length_mm=n.get("length_mm"),
+            coverage_width_mm=n.get("coverage_width_mm"),
         )
         for n in record.get("nozzles", [])
         if n.get("nozzle_id") is not None

@@ -166,3 +166,5 @@ def nozzle_card(card: NozzleCard) -> None:
         st.metric(card.label, card.value_text, delta=card.raw_text, delta_color="off",
                   delta_arrow="off")  # fmt: skip
         st.markdown(status_pill(card), unsafe_allow_html=True)
+        if card.calibrated_text:
+            st.caption(card.calibrated_text)

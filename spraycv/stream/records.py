@@ -29,6 +29,9 @@ class NozzleRecord:
     length_px: float | None
     length_mm: float | None
     area_px: float | None
+    area_mm2: float | None
+    coverage_width_mm: float | None  # 2 h tan(angle / 2), with the rig's nozzle height
+    overlap_mm: float | None  # with the neighbour (negative: a gap), with the spacing too
     apex_x: float | None
     apex_y: float | None
     flags: str
@@ -63,6 +66,9 @@ class NozzleRecord:
             length_px=_finite(m.length_px),
             length_mm=_finite(m.length_mm),
             area_px=_finite(m.area_px),
+            area_mm2=_finite(m.area_mm2),
+            coverage_width_mm=_finite(m.coverage_width_mm),
+            overlap_mm=_finite(m.overlap_mm),
             apex_x=_finite(m.apex[0]),
             apex_y=_finite(m.apex[1]),
             flags=";".join(f.value for f in m.flags),

@@ -46,6 +46,12 @@ MIGRATIONS: tuple[str, ...] = (
     );
     CREATE INDEX events_time ON events (time);
     """,
+    # 2: calibrated outputs (mm/px and the rig's nozzle height and spacing)
+    """
+    ALTER TABLE measurements ADD COLUMN area_mm2 REAL;
+    ALTER TABLE measurements ADD COLUMN coverage_width_mm REAL;
+    ALTER TABLE measurements ADD COLUMN overlap_mm REAL;
+    """,
 )
 SCHEMA_VERSION = len(MIGRATIONS)
 
@@ -53,6 +59,7 @@ MEASUREMENT_COLUMNS = (
     "time", "source", "frame_no", "nozzle_id", "included_angle_deg", "smoothed_angle_deg",
     "half_angle_left_deg", "half_angle_right_deg", "tilt_deg", "length_px", "length_mm",
     "area_px", "apex_x", "apex_y", "flags", "spec_status", "model", "backend",
+    "area_mm2", "coverage_width_mm", "overlap_mm",
 )  # fmt: skip
 EVENT_COLUMNS = ("time", "source", "kind", "nozzle_id", "angle_deg", "message", "snapshot")
 

@@ -165,7 +165,11 @@ class InferenceWorker(threading.Thread):
 
     def _measure_and_store(self, frame: Frame, mask: np.ndarray) -> None:
         source = self.sources[frame.source]
-        hints = MeasureHints(mm_per_px=source.mm_per_px)
+        hints = MeasureHints(
+            mm_per_px=source.mm_per_px,
+            nozzle_height_mm=source.nozzle_height_mm,
+            nozzle_spacing_mm=source.nozzle_spacing_mm,
+        )
         measurements = measure_cones(mask, hints=hints, config=self.config.geometry)
         tracker = self.trackers[frame.source]
         ids = tracker.assign([m.apex for m in measurements], frame.time)

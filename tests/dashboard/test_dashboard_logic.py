@@ -322,3 +322,44 @@ def test_embedded_config_is_the_demo(tmp_path: Path) -> None:
 @pytest.mark.parametrize("value", [None, math.nan, math.inf])
 def test_fmt_angle_missing(value) -> None:
     assert live.fmt_angle(value) == "—"
+
+
+def test_analyse_with_a_calibration_gives_mm() -> None:
+    import cv2
+
+    from spraycv.geometry import MeasureHints
+
+    mask_path = SAMPLE.parent.parent / "masks" / f"{SAMPLE.stem}.png"
+
+    def label_mask(image):  # the renderer's exact mask of this sample
+        return (cv2.imread(str(mask_path), cv2.IMREAD_GRAYSCALE) > 0).astype("uint8")
+
+    hints = MeasureHints(mm_per_px=0.4, nozzle_height_mm=500.0)
+    (result,) = analyse.analyse_upload(analyse.load_sample(SAMPLE), label_mask, hints=hints)
+    table = analyse.measurement_table([result])
+    measured = table[table["included_angle_deg"].notna()]
+    assert len(measured) >= 1
+    assert measured["length_mm"].to_numpy() == pytest.approx(0.4 * measured["length_px"])
+    half = measured["included_angle_deg"].map(math.radians) / 2
+    assert measured["coverage_width_mm"].to_numpy() == pytest.approx(1000 * half.map(math.tan))
+
+
+@pytest.mark.parametrize(
+    ("length_mm", "coverage_mm", "text"),
+    [
+        (None, None, ""),
+        (147.6, None, "length 148 mm"),
+        (147.6, 1049.0, "length 148 mm · coverage 1.05 m"),
+    ],
+)
+def test_card_shows_calibrated_lengths(length_mm, coverage_mm, text) -> None:
+    record = {
+        "source": "cam0",
+        "frame_no": 3,
+        "nozzles": [
+            {"nozzle_id": 0, "smoothed_angle_deg": 110.0, "included_angle_deg": 111.0,
+             "spec_status": "ok", "length_mm": length_mm, "coverage_width_mm": coverage_mm}
+        ],
+    }  # fmt: skip
+    (card,) = live.nozzle_cards(record)
+    assert card.calibrated_text == text

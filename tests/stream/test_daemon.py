@@ -212,3 +212,23 @@ def test_sources_report_their_spec_rules(daemon_config, shipped_predictor) -> No
     assert status["spec"] == {"nominal_deg": 55.0, "tolerance_deg": 5.0}
     assert status["nozzle_specs"] == {"1": {"nominal_deg": 60.0, "tolerance_deg": 3.0}}
     daemon.writer.close()
+
+
+def test_calibrated_sources_store_lengths_and_coverage_in_mm(daemon_config, shipped_predictor):
+    scale, height = 0.5, 500.0
+    cfg = daemon_config(
+        [{"name": "demo", "url": str(SAMPLE_VIDEO), "mm_per_px": scale,
+          "nozzle_height_mm": height, "nozzle_spacing_mm": 500.0}]
+    )  # fmt: skip
+    daemon = Daemon(cfg, shipped_predictor).start()
+    try:
+        wait_for(lambda: daemon.store.counts()["measurements"] >= 3, what="measurements")
+    finally:
+        daemon.stop()
+    rows = [r for r in daemon.store.measurements() if r["included_angle_deg"] is not None]
+    assert rows
+    for r in rows:
+        assert r["length_mm"] == pytest.approx(r["length_px"] * scale)
+        assert r["area_mm2"] == pytest.approx(r["area_px"] * scale**2)
+        half = np.radians(r["included_angle_deg"]) / 2
+        assert r["coverage_width_mm"] == pytest.approx(2 * height * np.tan(half), rel=1e-6)

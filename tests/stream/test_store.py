@@ -10,6 +10,7 @@ import pytest
 
 from spraycv.stream.records import Event, FrameRecord, NozzleRecord
 from spraycv.stream.store import (
+    MIGRATIONS,
     SCHEMA_VERSION,
     StoreError,
     StoreReader,
@@ -23,6 +24,7 @@ def nozzle(t: float, frame_no: int, nozzle_id: int, angle: float = 110.0) -> Noz
         time=t, source="cam", frame_no=frame_no, nozzle_id=nozzle_id,
         included_angle_deg=angle, smoothed_angle_deg=angle, half_angle_left_deg=angle / 2,
         half_angle_right_deg=angle / 2, tilt_deg=0.0, length_px=200.0, length_mm=None,
+        area_mm2=None, coverage_width_mm=None, overlap_mm=None,
         area_px=1000.0, apex_x=100.0 * nozzle_id, apex_y=50.0, flags="", spec_status="ok",
         model="m", backend="pytorch",
     )  # fmt: skip
@@ -115,3 +117,22 @@ def test_retention_deletes_old_rows(tmp_path: Path) -> None:
 def test_reader_on_a_missing_database(tmp_path: Path) -> None:
     with pytest.raises(StoreError, match="no such database"):
         StoreReader(tmp_path / "none.sqlite").counts()
+
+
+def test_a_version_1_database_is_migrated_and_keeps_its_rows(tmp_path: Path) -> None:
+    path = tmp_path / "v1.sqlite"
+    with sqlite3.connect(path) as conn:  # a database written by the first release
+        conn.executescript(MIGRATIONS[0] + "PRAGMA user_version=1;")
+        conn.execute(
+            "INSERT INTO measurements (time, source, frame_no, nozzle_id, included_angle_deg,"
+            " spec_status, model, backend) VALUES (1.0, 'cam', 7, 0, 110.0, 'ok', 'm', 'pt')"
+        )
+    conn = open_store(path)
+    assert conn.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION == 2
+    row = dict(conn.execute("SELECT * FROM measurements").fetchone())
+    conn.close()
+    assert (row["frame_no"], row["included_angle_deg"], row["coverage_width_mm"]) == (
+        7,
+        110.0,
+        None,
+    )
