@@ -2,17 +2,14 @@
 
 from __future__ import annotations
 
-import time
 from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 
 from spraycv.config.daemon import DaemonConfig
-from spraycv.paths import SAMPLES_DIR, default_weights
+from spraycv.paths import default_weights
 from spraycv.runtime.predictor import Predictor, load_predictor
-
-SAMPLE_VIDEO = SAMPLES_DIR / "video.mp4"
 
 
 @pytest.fixture(scope="session")
@@ -38,13 +35,3 @@ def daemon_config(tmp_path: Path) -> Callable[..., DaemonConfig]:
         return DaemonConfig.model_validate(data)
 
     return make
-
-
-def wait_for(condition: Callable[[], object], timeout: float = 30.0, what: str = "") -> None:
-    """Poll until condition() is truthy; fail the test with `what` after `timeout` s."""
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if condition():
-            return
-        time.sleep(0.05)
-    raise AssertionError(f"timed out after {timeout} s waiting for {what or condition}")

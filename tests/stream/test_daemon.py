@@ -10,8 +10,8 @@ from pathlib import Path
 import cv2
 import numpy as np
 import pytest
-from conftest import SAMPLE_VIDEO, wait_for
 from mjpeg_server import MjpegServer
+from stream_helpers import SAMPLE_VIDEO, wait_for
 
 from spraycv.geometry import measure_cones
 from spraycv.stream.daemon import Daemon, DaemonStartError

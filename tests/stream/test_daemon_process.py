@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 import yaml
-from conftest import SAMPLE_VIDEO, wait_for
+from stream_helpers import SAMPLE_VIDEO, wait_for
 
 from spraycv.stream.serve import FfmpegMjpegServer, free_port
 from spraycv.stream.store import StoreReader
