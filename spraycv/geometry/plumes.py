@@ -102,6 +102,8 @@ def back_profile(
     """
     n = normal_left(u)
     idx = np.flatnonzero(usable)
+    if idx.size == 0:  # the whole outline lies on the image border: profile it all the same
+        idx = np.arange(len(pts))
     s = pts[idx] @ u
     t = pts[idx] @ n
     bins = np.floor(t / PROFILE_BIN_PX).astype(np.int64)

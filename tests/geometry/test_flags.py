@@ -62,6 +62,19 @@ def test_too_few_edge_points(how: str) -> None:
     assert np.isnan(res[0].included_angle_deg) and res[0].area_px > 0
 
 
+@pytest.mark.parametrize(
+    "hints",
+    [None, MeasureHints(axis=(0, 1)), MeasureHints(apex=[(100, 10), (300, 10)])],
+    ids=["no-hint", "axis", "apexes"],
+)
+@pytest.mark.parametrize("shape", [(64, 64), (300, 400)])
+def test_a_mask_filling_the_image_is_flagged_not_an_error(shape, hints) -> None:
+    # every outline point lies on the image border (an untrained model's "all spray")
+    res = measure_cones(np.ones(shape, np.uint8), hints=hints)
+    assert res and all(np.isnan(m.included_angle_deg) for m in res)
+    assert all(m.has(F.TOO_FEW_EDGE_POINTS) or m.has(F.NO_SPRAY) for m in res)
+
+
 def test_a_disc_is_never_a_clean_wedge() -> None:
     mask = np.zeros((200, 200), np.uint8)
     yy, xx = np.mgrid[:200, :200]
