@@ -43,14 +43,19 @@ def compare(
 ) -> None:
     """Train each config under the same budget, evaluate all and the classical baseline on
     the same held-out set, write leaderboard.md/.csv and a plot, and select the best."""
+    from spraycv.config.loader import ConfigError
     from spraycv.evaluation.compare import compare as run_compare
     from spraycv.evaluation.leaderboard import SelectionRule
 
     budget = [f"max_minutes={minutes}"] if minutes else []
     budget += [f"epochs={epochs}"] if epochs else []
-    _, best, _ = run_compare(
-        configs, test_data, out, budget, override, SelectionRule(max_latency_ms), limit, reuse
-    )
+    try:
+        _, best, _ = run_compare(
+            configs, test_data, out, budget, override, SelectionRule(max_latency_ms), limit, reuse
+        )
+    except ConfigError as exc:  # a bad config or --set: say which, no traceback
+        typer.echo(f"error: {exc}", err=True)
+        raise typer.Exit(2) from None
     typer.echo((out / "leaderboard.md").read_text())
     if best is None:
         raise typer.Exit(1)
