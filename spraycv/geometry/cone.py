@@ -50,7 +50,7 @@ def _plumes_hinted(
         owner[take], best[take] = k, dmin[take]
     owner[best > cfg.hint_apex_tol_px] = -1
     axis, source, fixed = hint_axis, "hint", True
-    if axis is None and len(pts) >= 2 and np.ptp(pts, axis=0).max() > 1.0:
+    if axis is None and blobs and len(pts) >= 2 and np.ptp(pts, axis=0).max() > 1.0:
         axis = boom_normal(pts, [b.centroid for b in blobs])
         source = "boom"
     plumes: list[Plume] = []

@@ -168,6 +168,12 @@ def build_measurement(
         flags.append(QualityFlag.POOR_FIT)
     if fit.short_band:
         flags.append(QualityFlag.SHORT_BAND)
+    if not 0.0 < inc < 180.0:
+        # the boundaries do not open away from the apex (a stripe, a line, crossing fits):
+        # no cone angle to report, and the fit says why
+        if QualityFlag.POOR_FIT not in flags:
+            flags.append(QualityFlag.POOR_FIT)
+        hl = hr = inc = NAN
     h, w = shape
     if not (-0.5 <= apex[0] <= w - 0.5 and -0.5 <= apex[1] <= h - 0.5):
         flags.append(QualityFlag.APEX_OUTSIDE_IMAGE)
