@@ -129,9 +129,9 @@ def main() -> None:
     for server in servers:
         server.stop()
 
-    with StoreReader(work / "db.sqlite")._conn() as conn:
-        latencies = sorted(r[0] for r in conn.execute("SELECT latency_s FROM frames"))
-    counts = StoreReader(work / "db.sqlite").counts()
+    store = StoreReader(work / "db.sqlite")
+    latencies = sorted(f["latency_s"] for f in store.frames())
+    counts = store.counts()
 
     print(f"\n{'source':>6} | {'read/s':>6} | {'inferred/s':>10} | {'dropped':>7} | {'bad':>3}")
     rates = []

@@ -110,7 +110,4 @@ def load_predictor(
 
     threads: intra-op CPU threads (None: the backend's default); ignored by GPU engines.
     """
-    cls = backend_for(weights).load()
-    if threads is None:
-        return cls(Path(weights), device)
-    return cls(Path(weights), device, threads=threads)
+    return backend_for(weights).load()(Path(weights), device, threads=threads)

@@ -9,7 +9,7 @@ from typing import Any
 from spraycv.geometry import ConeMeasurement
 
 
-def _finite(value: float) -> float | None:
+def _finite(value: float | None) -> float | None:
     return float(value) if value is not None and math.isfinite(value) else None
 
 
@@ -59,7 +59,7 @@ class NozzleRecord:
             frame_no=frame_no,
             nozzle_id=nozzle_id,
             included_angle_deg=_finite(m.included_angle_deg),
-            smoothed_angle_deg=_finite(smoothed) if smoothed is not None else None,
+            smoothed_angle_deg=_finite(smoothed),
             half_angle_left_deg=_finite(m.half_angle_left_deg),
             half_angle_right_deg=_finite(m.half_angle_right_deg),
             tilt_deg=_finite(m.tilt_deg),

@@ -235,26 +235,35 @@ class StoreReader:
         with self._conn() as conn:
             return [dict(r) for r in conn.execute(sql, args)]
 
+    def _since(
+        self, table: str, since: float, until: float | None, source: str | None, limit: int
+    ) -> list[dict[str, Any]]:
+        """Rows of `table` with since <= time < until (and that source), oldest first."""
+        return self._rows(
+            f"SELECT * FROM {table} WHERE time >= ? AND time < ?"
+            " AND (? IS NULL OR source = ?) ORDER BY time, id LIMIT ?",
+            (since, until if until is not None else float("inf"), source, source, limit),
+        )
+
+    def frames(
+        self, since: float = 0.0, until: float | None = None, source: str | None = None,
+        limit: int = 1_000_000,
+    ) -> list[dict[str, Any]]:  # fmt: skip
+        """Inferred frames (size, nozzle count, capture-to-measurement latency)."""
+        return self._since("frames", since, until, source, limit)
+
     def measurements(
         self, since: float = 0.0, until: float | None = None, source: str | None = None,
         limit: int = 10_000,
     ) -> list[dict[str, Any]]:  # fmt: skip
-        """Nozzle measurements with since <= time < until, oldest first."""
-        return self._rows(
-            "SELECT * FROM measurements WHERE time >= ? AND time < ?"
-            " AND (? IS NULL OR source = ?) ORDER BY time, id LIMIT ?",
-            (since, until if until is not None else float("inf"), source, source, limit),
-        )
+        """Nozzle measurements."""
+        return self._since("measurements", since, until, source, limit)
 
     def events(
         self, since: float = 0.0, until: float | None = None, source: str | None = None,
         limit: int = 10_000,
     ) -> list[dict[str, Any]]:  # fmt: skip
-        return self._rows(
-            "SELECT * FROM events WHERE time >= ? AND time < ?"
-            " AND (? IS NULL OR source = ?) ORDER BY time, id LIMIT ?",
-            (since, until if until is not None else float("inf"), source, source, limit),
-        )
+        return self._since("events", since, until, source, limit)
 
     def sources(self) -> list[str]:
         return [r["source"] for r in self._rows("SELECT DISTINCT source FROM frames", ())]

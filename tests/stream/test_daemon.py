@@ -157,9 +157,9 @@ def test_new_resolution_after_a_reconnect(daemon_config, shipped_predictor) -> N
         daemon.stop()
         server.close()
     assert daemon.readers["cam"].reconnects >= 1
-    with StoreReader(cfg.store.path)._conn() as conn:
-        sizes = {tuple(r) for r in conn.execute("SELECT DISTINCT width, height FROM frames")}
-        kinds = [r[0] for r in conn.execute("SELECT kind FROM events ORDER BY id")]
+    store = StoreReader(cfg.store.path)
+    sizes = {(f["width"], f["height"]) for f in store.frames()}
+    kinds = [e["kind"] for e in store.events()]
     assert sizes == {(640, 480), (320, 240)}
     assert kinds[:3] == ["source_connected", "source_lost", "source_connected"]
 
