@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Literal
 
@@ -32,6 +32,23 @@ class FileResult:
     error: str | None = None
 
 
+def segment_image(segmenter: Segmenter, image: np.ndarray) -> tuple[np.ndarray, np.ndarray | None]:
+    """The mask and, from a predictor whose model has an apex head, the likely apexes (K, 2)
+    (None from any other segmenter)."""
+    if getattr(segmenter, "has_apex_head", False):
+        (seg,) = segmenter.segment([image])  # type: ignore[attr-defined]
+        return seg.mask, seg.apexes
+    return segmenter(image), None
+
+
+def with_apex_prior(hints: MeasureHints | None, apexes: np.ndarray | None) -> MeasureHints | None:
+    """`hints` plus the likely apexes as `apex_prior` (unchanged when there are none)."""
+    if apexes is None:
+        return hints
+    prior = [(float(x), float(y)) for x, y in np.asarray(apexes).reshape(-1, 2)]
+    return replace(hints or MeasureHints(), apex_prior=prior)
+
+
 def measure_image(
     image: np.ndarray,
     segmenter: Segmenter = segment_classical,
@@ -45,8 +62,8 @@ def measure_image(
     Returns:
         The (H, W) uint8 {0, 1} mask and one measurement per plume.
     """
-    mask = segmenter(image)
-    return mask, measure_cones(mask, hints=hints, config=config)
+    mask, apexes = segment_image(segmenter, image)
+    return mask, measure_cones(mask, hints=with_apex_prior(hints, apexes), config=config)
 
 
 def measure_file(

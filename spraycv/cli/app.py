@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import typer
 
+from spraycv.cli.apex_head import apex_head
 from spraycv.cli.bench import bench
 from spraycv.cli.calibrate import calibrate
 from spraycv.cli.daemon import daemon
@@ -29,6 +30,7 @@ app = typer.Typer(
 app.command()(measure)
 app.command()(train)
 app.command()(finetune)
+app.command("apex-head")(apex_head)
 app.command("eval")(evaluate)
 app.command()(compare)
 app.command()(synth)

@@ -70,10 +70,11 @@ class _Records:
 
 def _measure(predictor: Any, image: np.ndarray) -> tuple[np.ndarray, list[Any], np.ndarray]:
     from spraycv.geometry import measure_cones
+    from spraycv.measure import segment_image, with_apex_prior
     from spraycv.viz.overlay import draw_overlay
 
-    mask = predictor(image)
-    measurements = measure_cones(mask)
+    mask, apexes = segment_image(predictor, image)
+    measurements = measure_cones(mask, hints=with_apex_prior(None, apexes))
     return mask, measurements, draw_overlay(image, mask, measurements)
 
 

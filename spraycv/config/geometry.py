@@ -85,6 +85,13 @@ class GeometryConfig(StrictModel):
     # it) to direction_prior_px (against it); 0 disables the prior.
     direction_prior: tuple[float, float] = (0.0, 1.0)
     direction_prior_px: float = Field(1.0, ge=0.0)
+    # Likely apexes (MeasureHints.apex_prior, e.g. from a model's apex head) settle what the
+    # mask alone cannot: a triangle-like plume reads as a wedge from any corner. A candidate
+    # apex further than max(apex_prior_tol_px, apex_prior_tol_frac * plume extent) from every
+    # likely apex is ranked as if its fit were this much worse (px); 0 disables it.
+    apex_prior_px: float = Field(3.0, ge=0.0)
+    apex_prior_tol_px: float = Field(12.0, gt=0.0)
+    apex_prior_tol_frac: float = Field(0.15, ge=0.0, le=1.0)
 
     @model_validator(mode="after")
     def _search_band_ordered(self) -> GeometryConfig:

@@ -14,6 +14,7 @@ import pandas as pd
 
 from spraycv.geometry import ConeMeasurement, MeasureHints, measure_cones
 from spraycv.io.images import IMAGE_SUFFIXES
+from spraycv.measure import segment_image, with_apex_prior
 from spraycv.paths import SAMPLES_DIR
 from spraycv.viz.overlay import draw_overlay
 
@@ -151,8 +152,9 @@ def analyse_upload(
         frames = sample_video(upload.data, upload.name, max_frames)
     out = []
     for index, image in frames:
-        mask = segmenter(image)
-        out.append(Analysed(upload.name, index, image, mask, measure_cones(mask, hints=hints)))
+        mask, apexes = segment_image(segmenter, image)
+        measured = measure_cones(mask, hints=with_apex_prior(hints, apexes))
+        out.append(Analysed(upload.name, index, image, mask, measured))
     return out
 
 

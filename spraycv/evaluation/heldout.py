@@ -15,6 +15,7 @@ from tqdm import tqdm
 from spraycv.geometry import measure_cones
 from spraycv.geometry.matching import angle_errors, match_to_truth
 from spraycv.io.images import read_image, to_binary_mask
+from spraycv.measure import segment_image, with_apex_prior
 from spraycv.training.metrics import boundary_f1, iou_dice
 
 Segmenter = Callable[[np.ndarray], np.ndarray]
@@ -91,8 +92,8 @@ def evaluate_frame(
 ) -> tuple[FrameResult, np.ndarray, list]:
     """Segment one image, measure it, and compare with its ground truth."""
     tic = time.perf_counter()
-    pred = segmenter(image)
-    measurements = measure_cones(pred)
+    pred, apexes = segment_image(segmenter, image)
+    measurements = measure_cones(pred, hints=with_apex_prior(None, apexes))
     seconds = time.perf_counter() - tic
     iou, dice = iou_dice(pred, truth_mask)
     truth = record["nozzles"]

@@ -44,6 +44,7 @@ def model_metadata(meta: dict[str, Any], **extra: Any) -> dict[str, str]:
         "input_size": list(meta["input_size"]),
         "normalization": meta["normalization"],
         "threshold": meta["threshold"],
+        **({"apex_threshold": meta["apex_threshold"]} if "apex_threshold" in meta else {}),
         "spraycv_version": meta.get("spraycv_version"),
         **extra,
     }

@@ -15,6 +15,8 @@ import numpy as np
 
 from spraycv.runtime.processing import ModelIO, preprocess
 
+APEX_SCOPE = "/apex/"  # ONNX node names of spraycv.models.apex_head's head (module "apex")
+
 
 @dataclass(frozen=True)
 class QuantOptions:
@@ -116,12 +118,17 @@ def excluded_nodes(model_path: Path, options: QuantOptions) -> list[str]:
 
     graph = onnx.load(str(model_path), load_external_data=False).graph
     nodes = list(graph.node)
-    convs = [i for i, node in enumerate(nodes) if node.op_type == "Conv"]
+    # the ends are those of the mask path: an apex head (traced after the mask head) is
+    # quantised with the body, its peaks need far less precision than the mask's edge
+    convs = [
+        i for i, node in enumerate(nodes) if node.op_type == "Conv" and APEX_SCOPE not in node.name
+    ]
     ends = [
         convs[options.float_head - 1] + 1 if options.float_head > 0 else 0,
         convs[-options.float_tail] if options.float_tail > 0 else len(nodes),
     ]
-    edges = [n.name for n in nodes[: ends[0]]] + [n.name for n in nodes[ends[1] :]]
+    tail = [n.name for n in nodes[ends[1] :] if APEX_SCOPE not in n.name]
+    edges = [n.name for n in nodes[: ends[0]]] + tail
     named = [n.name for n in nodes if any(part in n.name for part in options.exclude)]
     shapes = shape_path_nodes(nodes, {t.name for t in graph.initializer})
     return sorted(set(edges) | set(named) | set(shapes))

@@ -143,6 +143,7 @@ def build_engine(
         "shapes": shapes,
         "source_onnx": str(onnx_path),
         **{k: meta[k] for k in ("model", "input_size", "normalization", "threshold")},
+        **({"apex_threshold": meta["apex_threshold"]} if "apex_threshold" in meta else {}),
     }
     engine_sidecar_path(out).write_text(json.dumps(sidecar, indent=2) + "\n")
     return out

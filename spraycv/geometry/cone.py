@@ -16,6 +16,7 @@ from spraycv.geometry.boom import apply_boom, boom_normal, retry_with_boom
 from spraycv.geometry.plumes import Blob, clean_mask, crotches_between, find_blobs
 from spraycv.geometry.reading import read_blobs
 from spraycv.geometry.report import Plume, build_measurement, empty_measurement, finish
+from spraycv.geometry.search import LikelyApexes
 from spraycv.geometry.types import ConeMeasurement, MeasureHints
 from spraycv.geometry.validate import validate_mask
 from spraycv.geometry.wedge import FitOptions, normal_left
@@ -83,6 +84,19 @@ def _plumes_hinted(
     return plumes, [int(i) for i in np.flatnonzero(owner < 0)]
 
 
+def _likely(hints: MeasureHints, cfg: GeometryConfig) -> LikelyApexes | None:
+    points = hints.prior_array()
+    if points is None:
+        return None
+    return LikelyApexes(
+        points,
+        cfg.apex_prior_px,
+        cfg.apex_prior_tol_px,
+        cfg.apex_prior_tol_frac,
+        cfg.hint_apex_tol_px,
+    )
+
+
 def _sort_key(plumes: list[Plume], hint_axis: np.ndarray | None) -> np.ndarray:
     axes = [p.axis for p in plumes if np.all(np.isfinite(p.axis))]
     u = hint_axis if hint_axis is not None else (np.mean(axes, axis=0) if axes else None)
@@ -121,7 +135,7 @@ def measure_cones(
         for p in plumes:
             p.refit(opts)
     else:
-        found = read_blobs(blobs, hint_axis, cfg, opts, m.shape)
+        found = read_blobs(blobs, hint_axis, cfg, opts, m.shape, _likely(hints, cfg))
         plumes = [p for p in found if isinstance(p, Plume)]
         shapeless = [b for b in found if isinstance(b, Blob)]
     if hint_axis is None and hint_apexes is None:

@@ -7,14 +7,20 @@ the reading whose boundaries are straighter (and which explains the whole outlin
 
 from __future__ import annotations
 
+import itertools
 import math
 
 import numpy as np
 
 from spraycv.config.geometry import GeometryConfig
-from spraycv.geometry.plumes import Blob, Notch, notches, split_merged
+from spraycv.geometry.plumes import Blob, Notch, crotches_between, notches, split_merged
 from spraycv.geometry.report import Plume
-from spraycv.geometry.search import APEX_ON_OUTLINE_PX, search_wedge, tip_allowance
+from spraycv.geometry.search import (
+    APEX_ON_OUTLINE_PX,
+    LikelyApexes,
+    search_wedge,
+    tip_allowance,
+)
 from spraycv.geometry.wedge import FitOptions, normal_left
 
 CLEAN_SINGLE_PX = 0.5  # a single plume's rasterised boundaries fit to ~0.3 px
@@ -24,6 +30,7 @@ MIN_EXPLAINED = 0.85  # a single wedge leaving more of the outline outside is no
 LONELY_MARGIN_PX = 1.0
 EXPLAINED_STRIDE = 4  # every 4th outline point is plenty for a coverage fraction
 MIN_PART_LENGTH_FRAC = 0.2  # a split part shorter than this share of the longest is a bump
+LIKELY_MARGIN_PX = 1.0  # plumes at likely apexes win over a reading up to this much straighter
 
 
 def blob_extent(blob: Blob) -> float:
@@ -71,72 +78,143 @@ def read_blobs(
     cfg: GeometryConfig,
     opts: FitOptions,
     shape: tuple[int, int],
+    likely: LikelyApexes | None = None,
 ) -> list:
     """Plumes without apex hints: search (or the hint axis), then split merged ones.
 
     Each blob is read as one plume (the hull-corner search) and, where its outline has a
     deep notch, as several plumes split at the V minima of the back profile seen across the
-    notch; the reading whose boundaries are straighter wins. Returned plumes are fitted.
+    notch; the reading whose boundaries are straighter wins. With likely apexes (a model's
+    apex head), a blob with two or more of them on its outline is also read as one plume
+    per likely apex, and that reading wins when it is about as straight and finds more
+    plumes: merged neighbours whose notches are too shallow to split at. Returned plumes
+    are fitted.
     """
     plumes: list[Plume | Blob] = []
     for blob in blobs:
         if hint_axis is not None:
             plumes.extend(read_along_axis(blob, hint_axis, "hint", cfg, opts))
             continue
-        cand = search_wedge(
-            blob,
-            cfg.search_band,
-            cfg.band.min_start_px,
-            cfg.min_edge_points,
-            cfg.outlier_px,
-            shape,
-            cfg.open_px,
-            (cfg.direction_prior, cfg.direction_prior_px),
-        )
-        single = None
-        if cand is not None:
-            single = Plume(blob, cand.apex, cand.axis, False, "bisector")
-            single.refit(opts)
-        single_score = math.inf
-        explained = 0.0
-        if single is not None and cand is not None and opens(single):
-            single_score = max(worst_score([single]), cand.score)
-            explained = explained_fraction(single)
-            if not cand.tip_ok:
-                single_score += 1.0  # apex off the outline: maybe merged plumes' virtual one
-        clean_fit = single_score <= CLEAN_SINGLE_PX
-        if (
-            single is not None
-            and cand is not None
-            and cand.tip_ok
-            and clean_fit
-            and (explained >= MIN_EXPLAINED)
-        ):
-            # a straight wedge from the tip of the outline that covers the whole blob: one
-            # plume (merged neighbours would leave much of the outline outside it)
-            plumes.append(single)
-            continue
-        merged: list[Plume] = []
-        found = notches(blob, merge_depth(blob, cand.axis if cand else None, cfg))
-        if found and single is not None and cand is not None and cand.tip_ok and clean_fit:
-            # a clean wedge not covering the blob: boom plume 1, its neighbours' notch first
-            found = [n for n in found if boom_notch(n, single)] or found
-        if found:
-            merged = split_blob(blob, found[0].normal, False, "bisector", cfg)
-        if len(merged) < 2 and cand is not None and not cand.tip_ok:
-            merged = split_blob(blob, cand.axis, False, "bisector", cfg)
-        if len(merged) >= 2:
-            for p in merged:
-                p.refit(opts)
-            score = worst_score(merged) if parallel(merged, cfg) and sizeable(merged) else math.inf
-            # split when that explains the outline better, or when one wedge leaves much of
-            # the blob outside (a boom whose first plume alone looked like a clean wedge)
-            lonely = explained < MIN_EXPLAINED
-            if score <= single_score + (LONELY_MARGIN_PX if lonely else MERGED_MARGIN_PX):
-                plumes.extend(merged)
-                continue
-        plumes.append(single if single is not None and math.isfinite(single_score) else blob)
+        found, score = read_blob(blob, cfg, opts, shape, likely)
+        at_likely = read_at_likely(blob, likely, cfg, opts) if likely is not None else None
+        if at_likely is not None:
+            n_found = sum(isinstance(p, Plume) for p in found)
+            if len(at_likely) > n_found and worst_score(at_likely) <= score + LIKELY_MARGIN_PX:
+                found = at_likely
+        plumes.extend(found)
     return plumes
+
+
+def read_blob(
+    blob: Blob,
+    cfg: GeometryConfig,
+    opts: FitOptions,
+    shape: tuple[int, int],
+    likely: LikelyApexes | None,
+) -> tuple[list[Plume | Blob], float]:
+    """One blob read from its outline alone: (plumes, or the blob if none fits; the
+    reading's score, px, inf for none)."""
+    cand = search_wedge(
+        blob,
+        cfg.search_band,
+        cfg.band.min_start_px,
+        cfg.min_edge_points,
+        cfg.outlier_px,
+        shape,
+        cfg.open_px,
+        (cfg.direction_prior, cfg.direction_prior_px),
+        likely,
+    )
+    single = None
+    if cand is not None:
+        single = Plume(blob, cand.apex, cand.axis, False, "bisector")
+        single.refit(opts)
+    single_score = math.inf
+    explained = 0.0
+    if single is not None and cand is not None and opens(single):
+        single_score = max(worst_score([single]), cand.score)
+        explained = explained_fraction(single)
+        if not cand.tip_ok:
+            single_score += 1.0  # apex off the outline: maybe merged plumes' virtual one
+    clean_fit = single_score <= CLEAN_SINGLE_PX
+    whole = explained >= MIN_EXPLAINED
+    if single is not None and cand is not None and cand.tip_ok and clean_fit and whole:
+        # a straight wedge from the tip of the outline that covers the whole blob: one
+        # plume (merged neighbours would leave much of the outline outside it)
+        return [single], single_score
+    merged: list[Plume] = []
+    found = notches(blob, merge_depth(blob, cand.axis if cand else None, cfg))
+    if found and single is not None and cand is not None and cand.tip_ok and clean_fit:
+        # a clean wedge not covering the blob: boom plume 1, its neighbours' notch first
+        found = [n for n in found if boom_notch(n, single)] or found
+    if found:
+        merged = split_blob(blob, found[0].normal, False, "bisector", cfg)
+    if len(merged) < 2 and cand is not None and not cand.tip_ok:
+        merged = split_blob(blob, cand.axis, False, "bisector", cfg)
+    if len(merged) >= 2:
+        for p in merged:
+            p.refit(opts)
+        score = worst_score(merged) if parallel(merged, cfg) and sizeable(merged) else math.inf
+        # split when that explains the outline better, or when one wedge leaves much of
+        # the blob outside (a boom whose first plume alone looked like a clean wedge)
+        lonely = explained < MIN_EXPLAINED
+        if score <= single_score + (LONELY_MARGIN_PX if lonely else MERGED_MARGIN_PX):
+            return list(merged), score
+    if single is not None and math.isfinite(single_score):
+        return [single], single_score
+    return [blob], math.inf
+
+
+def read_at_likely(
+    blob: Blob, likely: LikelyApexes, cfg: GeometryConfig, opts: FitOptions
+) -> list[Plume] | None:
+    """One plume per likely apex on the blob's outline that lines up with the others (a
+    boom), along the boom's normal, split at the crotches between them; the parts that fit
+    (None for fewer than two, or parts that are not plumes)."""
+    from spraycv.geometry.boom import boom_normal  # boom imports this module
+
+    pts = collinear(likely.on_outline(blob.pts), likely.tol_px)
+    if len(pts) < 2 or np.ptp(pts, axis=0).max() <= 1.0:
+        return None
+    u = boom_normal(pts, [blob.centroid])
+    order = pts[np.argsort(-(pts @ normal_left(u)))]  # along -n_left, as split_blob does
+    crotches = crotches_between(blob, u, list(order))
+    parts = [
+        Plume(
+            blob,
+            a.copy(),
+            u,
+            True,
+            "boom",
+            crotch_left=crotches[j - 1] if j > 0 else None,
+            crotch_right=crotches[j] if j < len(crotches) else None,
+            merged=True,
+        )
+        for j, a in enumerate(order)
+    ]
+    for p in parts:
+        p.refit(opts)
+    parts = [p for p in parts if p.fit is not None and p.fit.ok]
+    return parts if len(parts) >= 2 and sizeable(parts) else None
+
+
+def collinear(points: np.ndarray, tol_px: float) -> np.ndarray:
+    """The largest subset (K', 2) of points (K, 2) within tol_px of one line through two of
+    them: nozzles on a boom line up, a stray peak (a nozzle that is off, a fixture) does not."""
+    if len(points) <= 2:
+        return points
+    best = np.ones(len(points), dtype=bool)
+    best_n = 0
+    for i, j in itertools.combinations(range(len(points)), 2):
+        d = points[j] - points[i]
+        norm = float(np.hypot(*d))
+        if norm < 1e-9:
+            continue
+        off = np.abs((points - points[i]) @ np.array([-d[1], d[0]]) / norm)
+        near = off <= tol_px
+        if int(near.sum()) > best_n:
+            best, best_n = near, int(near.sum())
+    return points[best]
 
 
 def read_along_axis(

@@ -32,6 +32,38 @@ APEX_ON_OUTLINE_PX = 4.0
 
 
 @dataclass(frozen=True)
+class LikelyApexes:
+    """Where apexes probably are (points (K, 2), e.g. peaks of a model's apex heatmap).
+
+    A candidate apex further than max(tol_px, tol_frac * plume extent) from all of them is
+    ranked `penalty_px` worse, but only where some candidate of the plume is near one: a
+    plume whose apex the detector missed is searched as without them.
+    """
+
+    points: np.ndarray
+    penalty_px: float
+    tol_px: float
+    tol_frac: float
+    reach_px: float = 25.0  # on_outline: a model mask's tip often stops short of the nozzle
+
+    def on_outline(self, outline: np.ndarray) -> np.ndarray:
+        """The points (K', 2) within reach_px of an outline (N, 2)."""
+        if len(self.points) == 0:
+            return self.points
+        d = np.hypot(*(self.points[:, None, :] - outline[None, ::2, :]).transpose(2, 0, 1))
+        return self.points[d.min(axis=1) <= self.reach_px]
+
+    def penalty(self, apexes: np.ndarray, hull: np.ndarray) -> np.ndarray:
+        """(C,) rank penalty (px) of candidate apexes (C, 2) of the plume with hull (K, 2)."""
+        if len(self.points) == 0 or self.penalty_px <= 0:
+            return np.zeros(len(apexes))
+        tol = max(self.tol_px, self.tol_frac * float(np.ptp(hull, axis=0).max()))
+        d = np.hypot(*(apexes[:, None, :] - self.points[None, :, :]).transpose(2, 0, 1))
+        near = d.min(axis=1) <= tol
+        return np.where(near | ~near.any(), 0.0, self.penalty_px)
+
+
+@dataclass(frozen=True)
 class Candidate:
     """Best wedge found: apex (2,), axis (2,), score (worse side's RMS plus penalties, px),
     band points per side, included angle (deg)."""
@@ -213,11 +245,14 @@ def search_wedge(
     shape: tuple[int, int],
     open_px: int = 3,
     prior: tuple[tuple[float, float], float] | None = None,
+    likely: LikelyApexes | None = None,
 ) -> Candidate | None:
     """The hull corner that makes the straightest wedge (None if no corner makes one).
 
     Ties between the apex and a far corner whose front happens to be straight are broken
-    against apexes outside the image (shape (H, W)) and apexes well behind the outline.
+    against apexes outside the image (shape (H, W)) and apexes well behind the outline, and,
+    with `likely` apexes (say from a model's apex head), against candidates far from all of
+    them; that last term only ranks the candidates and is left out of the returned score.
     """
     corners, bisectors = hull_corners(blob.hull)
     # two starts per corner: the hull angle's bisector and, where it differs by more than
@@ -249,7 +284,8 @@ def search_wedge(
         d = np.asarray(prior[0], dtype=float)
         d /= max(float(np.hypot(d[0], d[1])), 1e-12)
         score = score + prior[1] * 0.5 * (1.0 - u @ d)
-    best = int(np.argmin(score))
+    rank = score if likely is None else score + likely.penalty(apex, blob.hull)
+    best = int(np.argmin(rank))
     if not np.isfinite(score[best]):
         return None
     return Candidate(

@@ -56,6 +56,8 @@ class MeasureHints:
     mm_per_px: image scale, enables the mm outputs and a band given in mm.
     nozzle_height_mm: nozzle height above the target, enables the coverage width.
     nozzle_spacing_mm: spacing along the boom, enables the overlap (needs the height too).
+    apex_prior: likely apex positions, e.g. from a model's apex head: unlike `apex`, they
+        force nothing; they only rank a plume's candidate apexes (GeometryConfig.apex_prior_px).
     """
 
     apex: Point | Sequence[Point] | None = None
@@ -63,6 +65,7 @@ class MeasureHints:
     mm_per_px: float | None = None
     nozzle_height_mm: float | None = None
     nozzle_spacing_mm: float | None = None
+    apex_prior: Sequence[Point] | None = None
 
     def apex_list(self) -> list[Point] | None:
         """The hint apexes as a list of (x, y), or None (validates the shape)."""
@@ -74,6 +77,17 @@ class MeasureHints:
         if arr.ndim != 2 or arr.shape[1] != 2 or not np.all(np.isfinite(arr)):
             raise ValueError(f"hints.apex must be (x, y) or a list of (x, y); got {self.apex!r}")
         return [(float(x), float(y)) for x, y in arr]
+
+    def prior_array(self) -> np.ndarray | None:
+        """The likely apexes as a (K, 2) float array (K may be 0), or None (validates)."""
+        if self.apex_prior is None:
+            return None
+        arr = np.asarray(list(self.apex_prior), dtype=float)
+        if arr.size == 0:
+            return np.zeros((0, 2))
+        if arr.ndim != 2 or arr.shape[1] != 2 or not np.all(np.isfinite(arr)):
+            raise ValueError(f"hints.apex_prior must be a list of (x, y); got {self.apex_prior!r}")
+        return arr
 
     def unit_axis(self) -> Point | None:
         """The hint axis normalised to unit length, or None (rejects a zero vector)."""
@@ -88,6 +102,7 @@ class MeasureHints:
     def check(self) -> None:
         """Raise ValueError naming the first inconsistent field."""
         self.apex_list()
+        self.prior_array()
         self.unit_axis()
         for name in ("mm_per_px", "nozzle_height_mm", "nozzle_spacing_mm"):
             value = getattr(self, name)

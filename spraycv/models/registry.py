@@ -65,6 +65,10 @@ def create_model(config: ModelConfig) -> nn.Module:
         ) from exc
     if config.encoder_weights_path is not None:
         load_encoder_weights(model, config.encoder_weights_path)
+    if config.apex_head:
+        from spraycv.models.apex_head import WithApexHead
+
+        return WithApexHead(model)
     return model
 
 

@@ -54,7 +54,8 @@ def encoded_frames(n: int, height: int, width: int, seed0: int = 3_000_000) -> l
 def _one_frame(predictor: Any, data: bytes) -> dict[str, float]:
     """Seconds per stage for one frame through one predictor (batch 1)."""
     from spraycv.geometry import measure_cones
-    from spraycv.runtime.processing import postprocess, preprocess
+    from spraycv.measure import with_apex_prior
+    from spraycv.runtime.processing import apex_points, postprocess, preprocess
 
     times: dict[str, float] = {}
     tic = time.perf_counter()
@@ -65,8 +66,9 @@ def _one_frame(predictor: Any, data: bytes) -> dict[str, float]:
     logits = predictor.infer(batch)
     times["inference"], tic = time.perf_counter() - tic, time.perf_counter()
     mask = postprocess(logits, [image.shape[:2]], predictor.io)[0]
+    apexes = apex_points(logits, [image.shape[:2]], predictor.io)[0]
     times["postprocess"], tic = time.perf_counter() - tic, time.perf_counter()
-    measure_cones(mask)
+    measure_cones(mask, hints=with_apex_prior(None, apexes if predictor.has_apex_head else None))
     times["geometry"] = time.perf_counter() - tic
     return times
 

@@ -11,11 +11,20 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from spraycv.runtime.processing import ModelIO, postprocess, preprocess
+from spraycv.runtime.processing import ModelIO, apex_points, postprocess, preprocess
 
 
 class ModelLoadError(ValueError):
     """A model file (.onnx, .engine) that is missing, corrupt, truncated or not spraycv's."""
+
+
+@dataclass(frozen=True)
+class Segmentation:
+    """One image's mask (H, W) uint8 {0, 1} and likely nozzle apexes (K, 2) in pixels
+    (from the model's apex head; K = 0 without one)."""
+
+    mask: np.ndarray
+    apexes: np.ndarray
 
 
 class Predictor(ABC):
@@ -29,14 +38,26 @@ class Predictor(ABC):
 
     @abstractmethod
     def infer(self, batch: np.ndarray) -> np.ndarray:
-        """(N, 3, h, w) float32 network input -> (N, 1, h, w) float32 logits."""
+        """(N, 3, h, w) float32 network input -> (N, C, h, w) float32 logits (channel 0
+        the mask; 1 the apex heatmap of a model with an apex head)."""
 
     def predict(self, images: Sequence[np.ndarray]) -> list[np.ndarray]:
         """N images ((H, W, 3) uint8 BGR or (H, W) uint8) -> N (H, W) uint8 {0, 1} masks."""
+        return [s.mask for s in self.segment(images)]
+
+    def segment(self, images: Sequence[np.ndarray]) -> list[Segmentation]:
+        """N images -> N masks with the likely apexes (see Segmentation)."""
         if not len(images):
             return []
         logits = self.infer(preprocess(images, self.io))
-        return postprocess(logits, [im.shape[:2] for im in images], self.io)
+        sizes = [im.shape[:2] for im in images]
+        masks = postprocess(logits, sizes, self.io)
+        apexes = apex_points(logits, sizes, self.io)
+        return [Segmentation(m, a) for m, a in zip(masks, apexes, strict=True)]
+
+    @property
+    def has_apex_head(self) -> bool:
+        return self.io.apex_threshold is not None
 
     def __call__(self, image: np.ndarray) -> np.ndarray:
         """One image -> its mask (so a predictor is a `spraycv.measure.Segmenter`)."""

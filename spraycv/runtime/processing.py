@@ -18,19 +18,30 @@ class ModelIO:
     mean: tuple[float, float, float]  # RGB, on [0, 1] pixel values
     std: tuple[float, float, float]
     threshold: float = 0.5
+    apex_threshold: float | None = None  # set when the model has an apex head (channel 1)
 
     @classmethod
     def from_sidecar(cls, meta: dict[str, Any]) -> ModelIO:
         norm = meta["normalization"]
         h, w = meta["input_size"]
-        return cls((int(h), int(w)), tuple(norm["mean"]), tuple(norm["std"]), meta["threshold"])
+        apex = meta.get("apex_threshold")
+        return cls(
+            (int(h), int(w)),
+            tuple(norm["mean"]),
+            tuple(norm["std"]),
+            meta["threshold"],
+            None if apex is None else float(apex),
+        )
 
     def to_sidecar(self) -> dict[str, Any]:
-        return {
+        out = {
             "input_size": list(self.input_size),
             "normalization": {"mean": list(self.mean), "std": list(self.std), "color": "RGB"},
             "threshold": self.threshold,
         }
+        if self.apex_threshold is not None:
+            out["apex_threshold"] = self.apex_threshold
+        return out
 
 
 def _as_bgr(image: np.ndarray) -> np.ndarray:
@@ -68,14 +79,14 @@ def postprocess(
     """Network logits -> full-resolution masks.
 
     Args:
-        logits: (N, 1, h, w) float logits.
+        logits: (N, C, h, w) float logits; channel 0 is the mask (1 is an apex heatmap).
         sizes: N original (H_i, W_i).
     Returns:
         N masks, each (H_i, W_i) uint8 {0, 1}. Logits are resized before thresholding so
         that boundaries land between input pixels, not on the coarse grid.
     """
-    if logits.ndim != 4 or logits.shape[1] != 1:
-        raise ValueError(f"expected logits of shape (N, 1, h, w); got {logits.shape}")
+    if logits.ndim != 4 or logits.shape[1] < 1:
+        raise ValueError(f"expected logits of shape (N, C, h, w); got {logits.shape}")
     if len(sizes) != logits.shape[0]:
         raise ValueError(f"{logits.shape[0]} logit maps for {len(sizes)} images")
     cut = float(np.log(io.threshold / (1.0 - io.threshold)))  # threshold in logit space
@@ -84,3 +95,40 @@ def postprocess(
         full = cv2.resize(logit, (width, height), interpolation=cv2.INTER_LINEAR)
         masks.append((full > cut).astype(np.uint8))
     return masks
+
+
+def apex_points(
+    logits: np.ndarray, sizes: Sequence[tuple[int, int]], io: ModelIO
+) -> list[np.ndarray]:
+    """Peaks of the apex heatmap (channel 1) in full-resolution pixels.
+
+    Args:
+        logits: (N, C, h, w) float logits.
+        sizes: N original (H_i, W_i).
+    Returns:
+        N float arrays (K_i, 2) of (x, y): local maxima (5 x 5) above `io.apex_threshold`,
+        strongest first; (0, 2) for a model without an apex head.
+    """
+    if io.apex_threshold is None or logits.ndim != 4 or logits.shape[1] < 2:
+        return [np.zeros((0, 2)) for _ in sizes]
+    h, w = logits.shape[2:]
+    cut = float(np.log(io.apex_threshold / (1.0 - io.apex_threshold)))
+    kernel = np.ones((5, 5), np.uint8)
+    out = []
+    for heat, (height, width) in zip(logits[:, 1].astype(np.float32), sizes, strict=True):
+        peak = (heat >= cv2.dilate(heat, kernel)) & (heat > cut)
+        ys, xs = np.nonzero(peak)
+        order = np.argsort(-heat[ys, xs])
+        # pixel centres, scaled from the network's grid to the image's
+        xy = np.stack([(xs[order] + 0.5) * width / w, (ys[order] + 0.5) * height / h], axis=1)
+        out.append(_merge_close(xy.astype(np.float64), 0.02 * max(height, width)))
+    return out
+
+
+def _merge_close(points: np.ndarray, radius: float) -> np.ndarray:
+    """Drop points within `radius` of a stronger one (plateaus give twin maxima); (K, 2)."""
+    kept: list[np.ndarray] = []
+    for p in points:
+        if all(np.hypot(*(p - q)) > radius for q in kept):
+            kept.append(p)
+    return np.array(kept).reshape(-1, 2)

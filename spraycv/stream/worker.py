@@ -16,7 +16,7 @@ import numpy as np
 
 from spraycv.config.daemon import DaemonConfig, SourceConfig
 from spraycv.geometry import ConeMeasurement, MeasureHints, measure_cones
-from spraycv.runtime.predictor import Predictor
+from spraycv.runtime.predictor import Predictor, Segmentation
 from spraycv.stream.alarms import AlarmMonitor, SpecStatus
 from spraycv.stream.metrics import Metrics
 from spraycv.stream.reader import Frame, SourceReader, SourceState
@@ -70,7 +70,7 @@ class InferenceWorker(threading.Thread):
         self._states = {name: SourceState.CONNECTING for name in readers}
         self._stop_event = threading.Event()
         self._rotate = 0
-        self._masks: queue.Queue[tuple[list[Frame], list[np.ndarray | None]] | None]
+        self._masks: queue.Queue[tuple[list[Frame], list[Segmentation | None]] | None]
         self._masks = queue.Queue(maxsize=2)  # back-pressure: readers drop, not this queue
         self._measurer = threading.Thread(target=self._measure_loop, name="measure", daemon=True)
         self.model_name = predictor.name.split(" (")[0]
@@ -103,11 +103,11 @@ class InferenceWorker(threading.Thread):
 
     def _measure_loop(self) -> None:
         while (item := self._masks.get()) is not None:
-            for frame, mask in zip(*item, strict=True):
-                if mask is None:
+            for frame, seg in zip(*item, strict=True):
+                if seg is None:
                     continue
                 try:
-                    self._measure_and_store(frame, mask)
+                    self._measure_and_store(frame, seg)
                 except Exception as exc:  # one bad frame must not stop the other sources
                     self.metrics.inc("frames_failed_total", labels={"source": frame.source})
                     log.exception("frame failed", extra={"source": frame.source, "error": str(exc)})
@@ -148,13 +148,13 @@ class InferenceWorker(threading.Thread):
     # -- inference -------------------------------------------------------------------------
     def _infer(self, frames: list[Frame]) -> None:
         started = time.perf_counter()
-        masks = self._predict(frames)
+        segs = self._predict(frames)
         self.metrics.observe("inference_seconds", time.perf_counter() - started)
-        self._masks.put((frames, masks))
+        self._masks.put((frames, segs))
 
-    def _predict(self, frames: Sequence[Frame]) -> list[np.ndarray | None]:
+    def _predict(self, frames: Sequence[Frame]) -> list[Segmentation | None]:
         try:
-            return list(self.predictor.predict([f.image for f in frames]))
+            return list(self.predictor.segment([f.image for f in frames]))
         except Exception:
             if len(frames) == 1:
                 frame = frames[0]
@@ -163,12 +163,14 @@ class InferenceWorker(threading.Thread):
                 return [None]
         return [self._predict([f])[0] for f in frames]  # isolate the frame that failed
 
-    def _measure_and_store(self, frame: Frame, mask: np.ndarray) -> None:
+    def _measure_and_store(self, frame: Frame, seg: Segmentation) -> None:
         source = self.sources[frame.source]
+        mask = seg.mask
         hints = MeasureHints(
             mm_per_px=source.mm_per_px,
             nozzle_height_mm=source.nozzle_height_mm,
             nozzle_spacing_mm=source.nozzle_spacing_mm,
+            apex_prior=[tuple(p) for p in seg.apexes] if self.predictor.has_apex_head else None,
         )
         measurements = measure_cones(mask, hints=hints, config=self.config.geometry)
         tracker = self.trackers[frame.source]

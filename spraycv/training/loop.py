@@ -84,6 +84,9 @@ def _build_model(
     model = create_model(cfg.model)
     if initial_state is not None:  # fine-tuning: start from trained weights, not from scratch
         model.load_state_dict(initial_state, strict=True)
+    if cfg.model.apex_head:  # trained on its own (spraycv apex-head): frozen here, and DDP
+        for p in model.apex.parameters():  # then has no unused parameters to reduce
+            p.requires_grad_(False)
     if cfg.sync_batchnorm and info.enabled and device.type == "cuda":
         model = nn.SyncBatchNorm.convert_sync_batchnorm(model)
     model = model.to(device)

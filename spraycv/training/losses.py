@@ -10,7 +10,7 @@ from torch import nn
 class DiceBCELoss(nn.Module):
     """`bce_weight * BCE + dice_weight * (1 - soft Dice)`, soft Dice per image then averaged.
 
-    Inputs: logits (N, 1, H, W) and target (N, 1, H, W) in {0, 1}.
+    Inputs: logits (N, C, H, W), channel 0 the mask, and target (N, 1, H, W) in {0, 1}.
     """
 
     def __init__(self, bce_weight: float = 1.0, dice_weight: float = 1.0, eps: float = 1.0):
@@ -19,7 +19,8 @@ class DiceBCELoss(nn.Module):
 
     def forward(self, logits: torch.Tensor, target: torch.Tensor) -> torch.Tensor:
         # fp16/bf16 logits lose the precision BCE and the Dice sums need
-        logits, target = logits.float(), target.float()
+        # channel 0 is the mask; an apex head's channel is trained by `spraycv apex-head`
+        logits, target = logits[:, :1].float(), target.float()
         bce = F.binary_cross_entropy_with_logits(logits, target)
         prob = torch.sigmoid(logits).flatten(1)
         flat = target.flatten(1)

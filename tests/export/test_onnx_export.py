@@ -71,3 +71,20 @@ def test_an_old_opset_is_refused(tmp_path: Path):
     model, meta = _model("FPN", "resnet18")
     with pytest.raises(ExportError, match="opset 13 is too old"):
         export_onnx(model, meta, tmp_path / "m.onnx", opset=13)
+
+
+def test_round_trip_of_a_model_with_an_apex_head(tmp_path: Path):
+    torch.manual_seed(0)
+    cfg = ModelConfig(arch="Unet", encoder="mobilenet_v2", apex_head=True)
+    io = ModelIO(IO.input_size, IO.mean, IO.std, IO.threshold, apex_threshold=0.2)
+    model = create_model(cfg).eval()
+    meta = {"model": cfg.model_dump(mode="json"), **io.to_sidecar()}
+    result = export_onnx(model, meta, tmp_path / "m.onnx", size_multiple=32)
+    predictor = OnnxPredictor(result.path)
+    assert predictor.io == io and predictor.has_apex_head
+    x = torch.randn(2, 3, 64, 64, generator=torch.Generator().manual_seed(2))
+    with torch.inference_mode():
+        ref = model(x).numpy()
+    got = predictor.infer(x.numpy())
+    assert got.shape == ref.shape == (2, 2, 64, 64)
+    assert float(np.abs(got - ref).max()) <= 1e-4

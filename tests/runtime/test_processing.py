@@ -3,7 +3,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from spraycv.runtime.processing import ModelIO, postprocess, preprocess
+from spraycv.runtime.processing import ModelIO, apex_points, postprocess, preprocess
 
 IO = ModelIO((64, 96), (0.5, 0.5, 0.5), (0.25, 0.25, 0.25), threshold=0.5)
 
@@ -38,3 +38,49 @@ def test_postprocess_thresholds_at_full_resolution():
 
 def test_sidecar_round_trip():
     assert ModelIO.from_sidecar(IO.to_sidecar()) == IO
+
+
+def _heat(points: list[tuple[float, float]], shape=(64, 96), sigma=2.0) -> np.ndarray:
+    """(1, 2, h, w) logits: no spray, and Gaussian apex bumps (peak logit +3) at `points`."""
+    yy, xx = np.mgrid[: shape[0], : shape[1]].astype(np.float32)
+    prob = np.full(shape, 0.01, np.float32)
+    for x, y in points:
+        prob = np.maximum(prob, 0.95 * np.exp(-((xx - x) ** 2 + (yy - y) ** 2) / (2 * sigma**2)))
+    logits = np.full((1, 2, *shape), -5.0, np.float32)
+    logits[0, 1] = np.log(prob / (1 - prob))
+    return logits
+
+
+def test_apex_points_are_the_heatmap_peaks_in_image_pixels():
+    io = ModelIO((64, 96), (0.5,) * 3, (0.25,) * 3, apex_threshold=0.3)
+    logits = _heat([(20.0, 10.0), (70.0, 40.0)])
+    (pts,) = apex_points(logits, [(128, 192)], io)  # the image is twice the network input
+    expected = {(41.0, 21.0), (141.0, 81.0)}  # pixel centres ((x + 0.5) * 2)
+    assert {tuple(p) for p in np.round(pts, 3)} == expected
+    (mask,) = postprocess(logits, [(128, 192)], io)
+    assert mask.sum() == 0  # channel 0 is still the mask
+
+
+@pytest.mark.parametrize(
+    ("apex_threshold", "channels"), [(None, 2), (0.3, 1)], ids=["no head in metadata", "1 channel"]
+)
+def test_apex_points_are_empty_without_an_apex_head(apex_threshold, channels):
+    io = ModelIO((64, 96), (0.5,) * 3, (0.25,) * 3, apex_threshold=apex_threshold)
+    logits = _heat([(20.0, 10.0)])[:, :channels]
+    (pts,) = apex_points(logits, [(64, 96)], io)
+    assert pts.shape == (0, 2)
+
+
+def test_apex_points_below_threshold_or_twins_give_one_point_or_none():
+    io = ModelIO((64, 96), (0.5,) * 3, (0.25,) * 3, apex_threshold=0.3)
+    twin = _heat([(20.0, 10.0)])
+    twin[0, 1, 10, 21] = twin[0, 1, 10, 20]  # a plateau: two equal maxima side by side
+    assert len(apex_points(twin, [(64, 96)], io)[0]) == 1
+    faint = _heat([])
+    assert len(apex_points(faint, [(64, 96)], io)[0]) == 0
+
+
+def test_model_io_keeps_the_apex_threshold_through_the_sidecar():
+    io = ModelIO((64, 96), (0.5,) * 3, (0.25,) * 3, apex_threshold=0.25)
+    assert ModelIO.from_sidecar(io.to_sidecar()) == io
+    assert "apex_threshold" not in IO.to_sidecar()

@@ -1,0 +1,58 @@
+"""`spraycv apex-head`: add a nozzle-apex heatmap head to a trained model."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import typer
+
+from spraycv.config.apex_head import ApexHeadConfig  # light: pydantic only
+
+
+def _default(name: str) -> str:
+    value = ApexHeadConfig.model_fields[name].get_default(call_default_factory=True)
+    return f" (default: {value})"
+
+
+def apex_head(
+    weights: Path | None = typer.Option(None, help="Trained checkpoint." + _default("weights")),
+    data: Path | None = typer.Option(None, help="Rendered dataset." + _default("data")),
+    val_data: Path | None = typer.Option(None, "--val", help="Scored after training."),
+    out: Path | None = typer.Option(None, help="New checkpoint." + _default("out")),
+    epochs: int | None = typer.Option(None, help="Epochs." + _default("epochs")),
+    max_images: int | None = typer.Option(None, help="Use the first N training images."),
+    threshold: float | None = typer.Option(None, help="Peak threshold." + _default("threshold")),
+    threads: int | None = typer.Option(None, help="CPU threads."),
+    quiet: bool = typer.Option(False, help="No progress bars."),
+) -> None:
+    """Train an apex heatmap head on a frozen model and save the model with it.
+
+    The masks do not change. The head marks where the nozzles are, which settles the
+    corners of triangle-like plumes the mask alone cannot (measure_cones' apex_prior).
+    """
+    from pydantic import ValidationError
+
+    given = dict(
+        weights=weights,
+        data=data,
+        val_data=val_data,
+        out=out,
+        epochs=epochs,
+        max_images=max_images,
+        threshold=threshold,
+        threads=threads,
+    )
+    try:
+        cfg = ApexHeadConfig(**{k: v for k, v in given.items() if v is not None})
+    except ValidationError as exc:
+        typer.echo(f"error: {exc}", err=True)
+        raise typer.Exit(2) from None
+    from spraycv.training.apex_head import train_apex_head
+    from spraycv.training.checkpoint import CheckpointError
+
+    try:
+        path, _ = train_apex_head(cfg, progress=not quiet, log=typer.echo)
+    except (CheckpointError, FileNotFoundError, ValueError) as exc:
+        typer.echo(f"error: {exc}", err=True)
+        raise typer.Exit(2) from None
+    typer.echo(f"saved {path}")

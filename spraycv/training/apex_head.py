@@ -1,0 +1,192 @@
+"""Train a nozzle-apex heatmap head (spraycv.models.apex_head) on a frozen trained model.
+
+The segmentation network is frozen, so its decoder features are computed once per image
+(and its mirror) and the head, a few thousand parameters, trains on them in minutes on a
+CPU. Targets are Gaussians at the renderer's nozzle apexes on the head's 1/4 grid; the loss
+is CenterNet's penalty-reduced focal loss, which suits one positive cell among thousands.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import torch
+from torch import nn
+from tqdm import tqdm
+
+from spraycv.config.apex_head import ApexHeadConfig
+from spraycv.evaluation.heldout import read_records
+from spraycv.io.images import read_image
+from spraycv.models.apex_head import APEX_STRIDE, WithApexHead
+from spraycv.runtime.processing import ModelIO, apex_points, preprocess
+from spraycv.training.checkpoint import load_checkpoint, save_checkpoint
+
+Points = list[tuple[float, float]]
+
+
+@dataclass(frozen=True)
+class ApexScore:
+    """Peaks against visible in-image apexes: a peak matches within max(10 px, 0.2 L)."""
+
+    images: int
+    apexes: int
+    recall: float
+    precision: float
+    frames_all_found: float
+
+    def line(self) -> str:
+        return (
+            f"{self.images} images, {self.apexes} apexes: recall {self.recall:.3f}, "
+            f"precision {self.precision:.3f}, all found on {100 * self.frames_all_found:.1f}%"
+        )
+
+
+def visible_apexes(record: dict[str, Any]) -> list[tuple[float, float, float]]:
+    """(x, y, length_px) of a rendered record's spraying nozzles whose apex is in the image."""
+    h, w = record["height"], record["width"]
+    out = []
+    for nz in record["nozzles"]:
+        x, y = (float(v) for v in nz["apex"])
+        if nz.get("visible", nz.get("state") != "off") and 0 <= x < w and 0 <= y < h:
+            out.append((x, y, float(nz.get("length_px", 0.0) or 0.0)))
+    return out
+
+
+def heatmap_targets(points: list[Points], grid: tuple[int, int], sigma: float) -> torch.Tensor:
+    """(N, 1, gh, gw) Gaussian targets, 1 at each apex cell; points are in grid cells."""
+    gh, gw = grid
+    yy, xx = torch.meshgrid(torch.arange(gh).float(), torch.arange(gw).float(), indexing="ij")
+    out = torch.zeros(len(points), 1, gh, gw)
+    for i, pts in enumerate(points):
+        for cx, cy in pts:
+            # snap the peak to the apex's cell, so every apex has a cell of exactly 1
+            g = torch.exp(
+                -((xx - math.floor(cx)) ** 2 + (yy - math.floor(cy)) ** 2) / (2 * sigma**2)
+            )
+            out[i, 0] = torch.maximum(out[i, 0], g)
+    return out
+
+
+def focal_loss(logits: torch.Tensor, target: torch.Tensor) -> torch.Tensor:
+    """CenterNet's penalty-reduced focal loss, normalised by the number of apexes."""
+    p = torch.sigmoid(logits.float()).clamp(1e-4, 1 - 1e-4)
+    pos = target.ge(1.0 - 1e-6).float()
+    pos_term = -torch.log(p) * (1 - p) ** 2 * pos
+    neg_term = -torch.log(1 - p) * p**2 * (1 - target) ** 4 * (1 - pos)
+    return (pos_term.sum() + neg_term.sum()) / pos.sum().clamp(min=1.0)
+
+
+def _features(
+    model: WithApexHead, dataset: Path, io: ModelIO, cfg: ApexHeadConfig, progress: bool
+) -> tuple[torch.Tensor, list[Points]]:
+    """Frozen decoder features (M, C, h/4, w/4) float16 and each one's apexes in cells."""
+    records = read_records(dataset)[: cfg.max_images]
+    if not records:
+        raise ValueError(f"{dataset}: no images in labels.jsonl")
+    h, w = io.input_size
+    feats, points = [], []
+    for rec in tqdm(records, desc="features", disable=not progress):
+        image = read_image(dataset / rec["image"])
+        sy, sx = h / image.shape[0] / APEX_STRIDE, w / image.shape[1] / APEX_STRIDE
+        pts = [(x * sx, y * sy) for x, y, _ in visible_apexes(rec)]
+        views = [(image, pts)]
+        if cfg.flip:
+            views.append((image[:, ::-1].copy(), [(w / APEX_STRIDE - x, y) for x, y in pts]))
+        for view, view_pts in views:
+            with torch.no_grad():
+                _, f = model.features(torch.from_numpy(preprocess([view], io)))
+            feats.append(f.half())
+            points.append(view_pts)
+    return torch.cat(feats), points
+
+
+def score_apexes(
+    model: nn.Module, dataset: Path, io: ModelIO, limit: int | None = None
+) -> ApexScore:
+    """Run the full model on a rendered dataset and match its apex peaks to the truth."""
+    records = read_records(dataset)[:limit]
+    found = truth = peaks = frames_ok = 0
+    for rec in records:
+        image = read_image(dataset / rec["image"])
+        with torch.no_grad():
+            logits = model(torch.from_numpy(preprocess([image], io))).numpy()
+        (pts,) = apex_points(logits, [image.shape[:2]], io)
+        used: set[int] = set()
+        missed = 0
+        for x, y, length in visible_apexes(rec):
+            limit_px = max(10.0, 0.2 * length)
+            d = [(math.hypot(px - x, py - y), j) for j, (px, py) in enumerate(pts) if j not in used]
+            near = [e for e in d if e[0] <= limit_px]
+            if near:
+                used.add(min(near)[1])
+            else:
+                missed += 1
+            truth += 1
+        found += len(used)
+        peaks += len(pts)
+        frames_ok += missed == 0
+    return ApexScore(
+        images=len(records),
+        apexes=truth,
+        recall=found / max(truth, 1),
+        precision=found / max(peaks, 1),
+        frames_all_found=frames_ok / max(len(records), 1),
+    )
+
+
+def train_apex_head(
+    cfg: ApexHeadConfig, progress: bool = True, log: Callable[[str], None] = print
+) -> tuple[Path, ApexScore | None]:
+    """Add (or retrain) the apex head of `cfg.weights`, save the model to `cfg.out`."""
+    if cfg.threads:
+        torch.set_num_threads(cfg.threads)
+    torch.manual_seed(cfg.seed)
+    net, meta = load_checkpoint(cfg.weights)
+    if meta["model"].get("apex_head"):
+        net = net.net  # retrain: a fresh head on the same segmentation network
+    model = WithApexHead(net).eval()
+    io = ModelIO.from_sidecar({**meta, "apex_threshold": cfg.threshold})
+    tic = time.perf_counter()
+    feats, points = _features(model, Path(cfg.data), io, cfg, progress)
+    grid = (feats.shape[2], feats.shape[3])
+    targets = heatmap_targets(points, grid, cfg.sigma_cells)
+    log(f"features of {len(feats)} views in {time.perf_counter() - tic:.0f} s")
+    head = model.apex.train()
+    opt = torch.optim.AdamW(head.parameters(), lr=cfg.lr, weight_decay=cfg.weight_decay)
+    per_epoch = max(len(feats) // cfg.batch_size, 1)
+    sched = torch.optim.lr_scheduler.OneCycleLR(opt, cfg.lr, total_steps=cfg.epochs * per_epoch)
+    for epoch in range(cfg.epochs):
+        order = torch.randperm(len(feats))
+        total = 0.0
+        for k in range(per_epoch):
+            idx = order[k * cfg.batch_size : (k + 1) * cfg.batch_size]
+            loss = focal_loss(head(feats[idx].float()), targets[idx])
+            opt.zero_grad()
+            loss.backward()
+            opt.step()
+            sched.step()
+            total += float(loss.detach())
+        log(f"epoch {epoch + 1}/{cfg.epochs}: focal loss {total / per_epoch:.4f}")
+    model.eval()
+    score = score_apexes(model, Path(cfg.val_data), io) if cfg.val_data else None
+    if score is not None:
+        log(f"validation: {score.line()}")
+    sidecar = {
+        **{k: v for k, v in meta.items() if k not in ("format", "spraycv_version", "created")},
+        "model": {**meta["model"], "apex_head": True},
+        **io.to_sidecar(),
+        "apex_head": {
+            "data": str(cfg.data),
+            "views": len(feats),
+            "epochs": cfg.epochs,
+            "seconds": round(time.perf_counter() - tic, 1),
+            "validation": None if score is None else score.__dict__,
+        },
+    }
+    dtype = torch.float16 if meta.get("weights_dtype") == "float16" else None
+    return save_checkpoint(Path(cfg.out), model, sidecar, dtype=dtype), score

@@ -1,0 +1,47 @@
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+import torch
+
+from spraycv.config.train import ModelConfig
+from spraycv.models import create_model
+from spraycv.models.apex_head import WithApexHead
+from spraycv.training.checkpoint import load_checkpoint, save_checkpoint
+
+
+@pytest.mark.parametrize(
+    ("arch", "encoder"), [("Unet", "mobilenet_v2"), ("FPN", "mobilenet_v2"), ("Segformer", "mit_b0")]
+)
+def test_apex_head_adds_a_channel_and_leaves_the_mask_as_it_was(arch: str, encoder: str):
+    torch.manual_seed(0)
+    model = create_model(ModelConfig(arch=arch, encoder=encoder, apex_head=True)).eval()
+    assert isinstance(model, WithApexHead)
+    x = torch.randn(2, 3, 64, 96)
+    with torch.no_grad():
+        out = model(x)
+        plain = model.net(x)
+    assert out.shape == (2, 2, 64, 96)
+    assert torch.equal(out[:, :1], plain)  # the head never changes the mask logits
+    # starts unsure everywhere: sigmoid ~0.1, so no apex is claimed before training
+    assert torch.sigmoid(out[:, 1]).max() < 0.5
+
+
+def test_apex_head_checkpoint_round_trip(tmp_path: Path):
+    torch.manual_seed(0)
+    cfg = ModelConfig(arch="Unet", encoder="mobilenet_v2", apex_head=True)
+    model = create_model(cfg).eval()
+    side = {
+        "model": cfg.model_dump(mode="json"),
+        "input_size": [64, 64],
+        "normalization": {"mean": [0.5] * 3, "std": [0.5] * 3},
+        "threshold": 0.5,
+        "apex_threshold": 0.2,
+    }
+    path = save_checkpoint(tmp_path / "m.safetensors", model, side)
+    loaded, meta = load_checkpoint(path)
+    x = torch.randn(1, 3, 64, 64)
+    with torch.no_grad():
+        assert torch.equal(loaded(x), model(x))
+    assert meta["model"]["apex_head"] is True

@@ -1,0 +1,65 @@
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import numpy as np
+import pytest
+import torch
+from typer.testing import CliRunner
+
+from spraycv.cli.app import app
+from spraycv.config.apex_head import ApexHeadConfig
+from spraycv.data.synth import write_dataset
+from spraycv.paths import default_weights
+from spraycv.runtime.predictor import load_predictor
+from spraycv.training.apex_head import focal_loss, heatmap_targets, train_apex_head
+
+
+@pytest.fixture(scope="module")
+def rendered(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    root = tmp_path_factory.mktemp("apex")
+    return write_dataset(root / "train", 6, size=256, seed=21, workers=1, progress=False)
+
+
+def test_targets_peak_at_one_on_each_apex_cell():
+    t = heatmap_targets([[(3.4, 5.9), (10.0, 2.0)], []], (8, 16), sigma=1.5)
+    assert t.shape == (2, 1, 8, 16)
+    assert t[0, 0, 5, 3] == 1.0 and t[0, 0, 2, 10] == 1.0
+    assert int((t[0] == 1.0).sum()) == 2 and t[1].max() == 0.0
+    good = torch.where(t > 0.99, 8.0, -8.0)
+    assert focal_loss(good, t) < 0.01 < focal_loss(torch.zeros_like(t), t)
+
+
+@pytest.mark.slow
+def test_apex_head_trains_on_a_frozen_model_and_keeps_its_masks(
+    rendered: Path, tmp_path: Path, one_torch_thread: None
+):
+    losses: list[float] = []
+
+    def log(line: str) -> None:
+        if m := re.search(r"focal loss ([0-9.]+)", line):
+            losses.append(float(m.group(1)))
+
+    cfg = ApexHeadConfig(
+        data=rendered, val_data=rendered, out=tmp_path / "m.safetensors", epochs=4, batch_size=4
+    )
+    path, score = train_apex_head(cfg, progress=False, log=log)
+    assert len(losses) == 4 and losses[-1] < losses[0]
+    assert score is not None and score.images == 6 and score.apexes > 0
+    base, extended = load_predictor(default_weights()), load_predictor(path)
+    assert extended.has_apex_head and not base.has_apex_head
+    images = [np.full((240, 320, 3), 90, np.uint8), np.zeros((100, 100, 3), np.uint8)]
+    batch = np.stack([np.random.default_rng(0).normal(size=(3, 256, 256))] * 2).astype(np.float32)
+    np.testing.assert_array_equal(extended.infer(batch)[:, :1], base.infer(batch))
+    for a, b in zip(extended.predict(images), base.predict(images), strict=True):
+        np.testing.assert_array_equal(a, b)
+    assert all(s.apexes.shape[1] == 2 for s in extended.segment(images))
+
+
+def test_cli_reports_a_missing_checkpoint(tmp_path: Path):
+    result = CliRunner().invoke(
+        app, ["apex-head", "--weights", str(tmp_path / "none.safetensors"), "--quiet"]
+    )
+    assert result.exit_code == 2
+    assert "not found" in result.output
