@@ -34,6 +34,20 @@ def _row(name: str, s: dict) -> str:
     )
 
 
+def _apex(meta: dict) -> str:
+    head = meta.get("apex_head")
+    if not head:
+        return "none"
+    val = head.get("validation") or {}
+    return (
+        f"nozzle-apex heatmap (1/4 resolution, peaks above {meta['apex_threshold']}), trained "
+        f"on the frozen model by `spraycv apex-head` on {head['views']} views (images and "
+        f"mirrors of `{head['data']}`), {head['epochs']} epochs in {head['seconds'] / 60:.0f} "
+        f"min on the CPU; on `datasets/val` recall {val.get('recall', float('nan')):.3f}, "
+        f"precision {val.get('precision', float('nan')):.3f}; the masks are unchanged"
+    )
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("weights", type=Path)
@@ -68,6 +82,7 @@ def main() -> None:
         rows="\n".join(_row(k, v) for k, v in results.items()),
         latency=latency,
         status=args.status,
+        apex=_apex(meta),
         data=args.data,
     )
     (WEIGHTS_DIR / "MODEL_CARD.md").write_text(card)

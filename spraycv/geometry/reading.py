@@ -96,10 +96,11 @@ def read_blobs(
             plumes.extend(read_along_axis(blob, hint_axis, "hint", cfg, opts))
             continue
         found, score = read_blob(blob, cfg, opts, shape, likely)
-        at_likely = read_at_likely(blob, likely, cfg, opts) if likely is not None else None
-        if at_likely is not None:
-            n_found = sum(isinstance(p, Plume) for p in found)
-            if len(at_likely) > n_found and worst_score(at_likely) <= score + LIKELY_MARGIN_PX:
+        n_found = sum(isinstance(p, Plume) for p in found)
+        if likely is not None:
+            at_likely = read_at_likely(blob, likely, cfg, opts, more_than=n_found)
+            more = at_likely is not None and len(at_likely) > n_found
+            if more and worst_score(at_likely) <= score + LIKELY_MARGIN_PX:
                 found = at_likely
         plumes.extend(found)
     return plumes
@@ -166,15 +167,15 @@ def read_blob(
 
 
 def read_at_likely(
-    blob: Blob, likely: LikelyApexes, cfg: GeometryConfig, opts: FitOptions
+    blob: Blob, likely: LikelyApexes, cfg: GeometryConfig, opts: FitOptions, more_than: int = 1
 ) -> list[Plume] | None:
     """One plume per likely apex on the blob's outline that lines up with the others (a
     boom), along the boom's normal, split at the crotches between them; the parts that fit
-    (None for fewer than two, or parts that are not plumes)."""
+    (None for `more_than` or fewer such apexes, or parts that are not plumes)."""
     from spraycv.geometry.boom import boom_normal  # boom imports this module
 
     pts = collinear(likely.on_outline(blob.pts), likely.tol_px)
-    if len(pts) < 2 or np.ptp(pts, axis=0).max() <= 1.0:
+    if len(pts) < 2 or len(pts) <= more_than or np.ptp(pts, axis=0).max() <= 1.0:
         return None
     u = boom_normal(pts, [blob.centroid])
     order = pts[np.argsort(-(pts @ normal_left(u)))]  # along -n_left, as split_blob does

@@ -10,10 +10,10 @@ from spraycv.models import create_model
 from spraycv.models.apex_head import WithApexHead
 from spraycv.training.checkpoint import load_checkpoint, save_checkpoint
 
+ARCHS = [("Unet", "mobilenet_v2"), ("FPN", "mobilenet_v2"), ("Segformer", "mit_b0")]
 
-@pytest.mark.parametrize(
-    ("arch", "encoder"), [("Unet", "mobilenet_v2"), ("FPN", "mobilenet_v2"), ("Segformer", "mit_b0")]
-)
+
+@pytest.mark.parametrize(("arch", "encoder"), ARCHS)
 def test_apex_head_adds_a_channel_and_leaves_the_mask_as_it_was(arch: str, encoder: str):
     torch.manual_seed(0)
     model = create_model(ModelConfig(arch=arch, encoder=encoder, apex_head=True)).eval()
