@@ -12,3 +12,8 @@ python3 -m spraycv synth -c configs/render/train.yaml --out "$data/train" --n "$
 python3 -m spraycv synth -c configs/render/train.yaml --out "$data/val" --n 300 --seed 2 --workers 16
 python3 -m spraycv train -c configs/unet_mobilenetv3_small_gpu.yaml --quiet \
     train_data="$data/train" val_data="$data/val" out_dir="$out"
+# then the apex head on the frozen network (a minute on the GPU): the run's best.safetensors
+# stays as trained, best_apex.safetensors carries the head (ship that one)
+python3 -m spraycv apex-head --weights "$out/unet_mobilenetv3_small_gpu/best.safetensors" \
+    --data "$data/train" --val "$data/val" --out "$out/best_apex.safetensors" --device cuda \
+    --epochs 12 --quiet

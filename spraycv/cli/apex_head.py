@@ -23,6 +23,7 @@ def apex_head(
     max_images: int | None = typer.Option(None, help="Use the first N training images."),
     threshold: float | None = typer.Option(None, help="Peak threshold." + _default("threshold")),
     threads: int | None = typer.Option(None, help="CPU threads."),
+    device: str | None = typer.Option(None, help="cpu | cuda." + _default("device")),
     quiet: bool = typer.Option(False, help="No progress bars."),
 ) -> None:
     """Train an apex heatmap head on a frozen model and save the model with it.
@@ -41,6 +42,7 @@ def apex_head(
         max_images=max_images,
         threshold=threshold,
         threads=threads,
+        device=device,
     )
     try:
         cfg = ApexHeadConfig(**{k: v for k, v in given.items() if v is not None})

@@ -28,3 +28,4 @@ class ApexHeadConfig(StrictModel):
     threshold: float = Field(0.2, gt=0, lt=1)  # a peak above this is a likely apex
     seed: int = 0
     threads: int | None = Field(None, ge=1)
+    device: str = "cpu"  # "cuda" computes the features and trains the head on the GPU

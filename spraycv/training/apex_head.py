@@ -98,15 +98,16 @@ def _features(
         if cfg.flip:
             views.append((image[:, ::-1].copy(), [(w / APEX_STRIDE - x, y) for x, y in pts]))
         for view, view_pts in views:
+            x = torch.from_numpy(preprocess([view], io)).to(cfg.device)
             with torch.no_grad():
-                _, f = model.features(torch.from_numpy(preprocess([view], io)))
-            feats.append(f.half())
+                _, f = model.features(x)
+            feats.append(f.half().cpu())
             points.append(view_pts)
     return torch.cat(feats), points
 
 
 def score_apexes(
-    model: nn.Module, dataset: Path, io: ModelIO, limit: int | None = None
+    model: nn.Module, dataset: Path, io: ModelIO, limit: int | None = None, device: str = "cpu"
 ) -> ApexScore:
     """Run the full model on a rendered dataset and match its apex peaks to the truth."""
     records = read_records(dataset)[:limit]
@@ -114,7 +115,7 @@ def score_apexes(
     for rec in records:
         image = read_image(dataset / rec["image"])
         with torch.no_grad():
-            logits = model(torch.from_numpy(preprocess([image], io))).numpy()
+            logits = model(torch.from_numpy(preprocess([image], io)).to(device)).cpu().numpy()
         (pts,) = apex_points(logits, [image.shape[:2]], io)
         used: set[int] = set()
         missed = 0
@@ -149,7 +150,7 @@ def train_apex_head(
     net, meta = load_checkpoint(cfg.weights)
     if meta["model"].get("apex_head"):
         net = net.net  # retrain: a fresh head on the same segmentation network
-    model = WithApexHead(net).eval()
+    model = WithApexHead(net).to(cfg.device).eval()
     io = ModelIO.from_sidecar({**meta, "apex_threshold": cfg.threshold})
     tic = time.perf_counter()
     feats, points = _features(model, Path(cfg.data), io, cfg, progress)
@@ -165,7 +166,8 @@ def train_apex_head(
         total = 0.0
         for k in range(per_epoch):
             idx = order[k * cfg.batch_size : (k + 1) * cfg.batch_size]
-            loss = focal_loss(head(feats[idx].float()), targets[idx])
+            x, t = feats[idx].to(cfg.device).float(), targets[idx].to(cfg.device)
+            loss = focal_loss(head(x), t)
             opt.zero_grad()
             loss.backward()
             opt.step()
@@ -173,7 +175,8 @@ def train_apex_head(
             total += float(loss.detach())
         log(f"epoch {epoch + 1}/{cfg.epochs}: focal loss {total / per_epoch:.4f}")
     model.eval()
-    score = score_apexes(model, Path(cfg.val_data), io) if cfg.val_data else None
+    val = Path(cfg.val_data) if cfg.val_data else None
+    score = score_apexes(model, val, io, device=cfg.device) if val else None
     if score is not None:
         log(f"validation: {score.line()}")
     sidecar = {
@@ -189,4 +192,4 @@ def train_apex_head(
         },
     }
     dtype = torch.float16 if meta.get("weights_dtype") == "float16" else None
-    return save_checkpoint(Path(cfg.out), model, sidecar, dtype=dtype), score
+    return save_checkpoint(Path(cfg.out), model.cpu(), sidecar, dtype=dtype), score
