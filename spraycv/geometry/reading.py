@@ -98,7 +98,7 @@ def read_blobs(
         found, score = read_blob(blob, cfg, opts, shape, likely)
         n_found = sum(isinstance(p, Plume) for p in found)
         if likely is not None:
-            at_likely = read_at_likely(blob, likely, cfg, opts, more_than=n_found)
+            at_likely = read_at_likely(blob, likely, opts, more_than=n_found)
             more = at_likely is not None and len(at_likely) > n_found
             if more and worst_score(at_likely) <= score + LIKELY_MARGIN_PX:
                 found = at_likely
@@ -167,7 +167,7 @@ def read_blob(
 
 
 def read_at_likely(
-    blob: Blob, likely: LikelyApexes, cfg: GeometryConfig, opts: FitOptions, more_than: int = 1
+    blob: Blob, likely: LikelyApexes, opts: FitOptions, more_than: int = 1
 ) -> list[Plume] | None:
     """One plume per likely apex on the blob's outline that lines up with the others (a
     boom), along the boom's normal, split at the crotches between them; the parts that fit

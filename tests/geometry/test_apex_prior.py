@@ -73,7 +73,7 @@ def test_a_merged_boom_read_at_its_likely_apexes():
     near = [(x + 4.0, y - 6.0) for x, y in apexes] + [(280.0, 330.0)]  # and a stray peak
     cfg, hints = GeometryConfig(), MeasureHints(apex_prior=near)
     (blob,) = find_blobs(clean_mask(mask, 0, 3), 150, 0.02)
-    parts = read_at_likely(blob, _likely(hints, cfg), cfg, _options(cfg, hints))
+    parts = read_at_likely(blob, _likely(hints, cfg), _options(cfg, hints))
     assert parts is not None and len(parts) == 3
     got = measure_cones(mask, hints)
     assert len(got) == 3
