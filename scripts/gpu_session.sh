@@ -1,0 +1,83 @@
+#!/usr/bin/env bash
+# One lent-GPU session in one command, from a bare checkout: render the data once, compare
+# the five architectures and the shipped recipe under one wall-time budget on one held-out
+# set, train the shipped recipe longer, add its apex head, evaluate it end to end, and run
+# the GPU benchmark. Everything lands under $OUT (runs, leaderboard, metrics, bench table).
+#
+# Usage: OUT=... bash scripts/gpu_session.sh
+#   PHASES           which of "render compare train apex eval bench" to run (default: all)
+#   COMPARE_MINUTES  training minutes per compared model (default 0.8)
+#   TRAIN_MINUTES    minutes for the shipped recipe's longer run (default 2.5)
+#   N_TRAIN N_VAL N_HELDOUT  rendered images (default 6000 / 300 / 400)
+#   DATA             where train/ val/ heldout/ are rendered, or found (default outputs/gpu_data)
+# The defaults fit one 10-minute command with start-up to spare on an H200 with 16 cores
+# (rendering ~1 min, compare 6 x ~1 min, train 2.5 min, apex head, eval, bench ~1.5 min).
+# Dry run on a CPU: DEVICE=cpu WORKERS=2 N_TRAIN=24 N_VAL=8 N_HELDOUT=6 COMPARE_MINUTES=0.1
+#   TRAIN_MINUTES=0.2 OUT=/tmp/gpusession bash scripts/gpu_session.sh
+set -euo pipefail
+cd "$(dirname "$0")/.."
+out="${OUT:-outputs/gpu}"
+phases="${PHASES:-render compare train apex eval bench}"
+device="${DEVICE:-cuda}"
+workers="${WORKERS:-16}"
+data="${DATA:-outputs/gpu_data}"  # in the tree, not under $OUT: kept between calls, not sent back
+export PYTHONPATH="$PWD${PYTHONPATH:+:$PYTHONPATH}" PYTHONUNBUFFERED=1
+precision="bf16-mixed"
+[[ "$device" == "cpu" ]] && precision="32"
+recipe="unet_mobilenetv3_small_gpu"
+final="$out/model_apex.safetensors"
+want() { [[ " $phases " == *" $1 "* ]]; }
+stamp() { echo "== $(date +%T) $*"; }
+mkdir -p "$out"
+
+if want render && [[ ! -d "$data/heldout" ]]; then
+    stamp render
+    synth() { python3 -m spraycv synth "$@" --workers "$workers"; }
+    synth -c configs/render/train.yaml --out "$data/train" --n "${N_TRAIN:-6000}" --seed 1
+    synth -c configs/render/train.yaml --out "$data/val" --n "${N_VAL:-300}" --seed 2
+    synth --out "$data/heldout" --n "${N_HELDOUT:-400}" --seed 1000  # never used in training
+fi
+common=(device="$device" precision="$precision" train_data="$data/train" val_data="$data/val"
+    workers=$((workers > 2 ? workers - 2 : 0)))
+
+if want compare; then
+    stamp compare
+    sets=()
+    for kv in "${common[@]}" batch_size=32 epochs=100 early_stop_patience=null; do
+        sets+=(--set "$kv")
+    done
+    python3 -m spraycv compare \
+        configs/unet_mobilenet_v2.yaml configs/unetplusplus_mobilenet_v2.yaml \
+        configs/fpn_mobilenet_v2.yaml configs/deeplabv3plus_mobilenet_v2.yaml \
+        configs/segformer_mit_b0.yaml "configs/$recipe.yaml" \
+        --test-data "$data/heldout" --minutes "${COMPARE_MINUTES:-0.8}" --out "$out/compare" \
+        "${sets[@]}"
+fi
+
+if want train; then
+    stamp train
+    minutes="${TRAIN_MINUTES:-2.5}"
+    # one-cycle runs over `epochs`: size them to the budget (about 4.5 epochs a minute on
+    # an H200 at 6000 images) so that the rate has come down when time is up
+    epochs=$(python3 -c "print(max(2, int($minutes * 4.5 * 6000 / ${N_TRAIN:-6000})))")
+    python3 -m spraycv train -c "configs/$recipe.yaml" --quiet "${common[@]}" \
+        out_dir="$out/train" epochs="$epochs" max_minutes="$minutes"
+fi
+
+if want apex; then
+    stamp apex
+    python3 -m spraycv apex-head --weights "$out/train/$recipe/best.safetensors" \
+        --data "$data/train" --val "$data/val" --out "$final" --device "$device" --quiet
+fi
+
+if want eval; then
+    stamp eval
+    python3 -m spraycv eval --weights "$final" --data "$data/heldout" --out "$out/eval"
+fi
+
+if want bench && [[ "$device" != "cpu" ]]; then
+    stamp bench
+    python3 benchmarks/gpu_bench.py --weights "$final" --json "$out/gpu_bench.json" \
+        | tee "$out/gpu_bench.txt"
+fi
+stamp done
