@@ -23,6 +23,7 @@ from spraycv.config.apex_head import ApexHeadConfig
 from spraycv.evaluation.heldout import read_records
 from spraycv.io.images import read_image
 from spraycv.models.apex_head import APEX_STRIDE, WithApexHead
+from spraycv.models.registry import count_parameters
 from spraycv.runtime.processing import ModelIO, apex_points, preprocess
 from spraycv.training.checkpoint import load_checkpoint, save_checkpoint
 
@@ -182,6 +183,7 @@ def train_apex_head(
     sidecar = {
         **{k: v for k, v in meta.items() if k not in ("format", "spraycv_version", "created")},
         "model": {**meta["model"], "apex_head": True},
+        "parameters": count_parameters(model),
         **io.to_sidecar(),
         "apex_head": {
             "data": str(cfg.data),
