@@ -30,7 +30,6 @@ MIN_EXPLAINED = 0.85  # a single wedge leaving more of the outline outside is no
 LONELY_MARGIN_PX = 1.0
 EXPLAINED_STRIDE = 4  # every 4th outline point is plenty for a coverage fraction
 MIN_PART_LENGTH_FRAC = 0.2  # a split part shorter than this share of the longest is a bump
-LIKELY_MARGIN_PX = 1.0  # plumes at likely apexes win over a reading up to this much straighter
 
 
 def blob_extent(blob: Blob) -> float:
@@ -95,15 +94,47 @@ def read_blobs(
         if hint_axis is not None:
             plumes.extend(read_along_axis(blob, hint_axis, "hint", cfg, opts))
             continue
-        found, score = read_blob(blob, cfg, opts, shape, likely)
-        n_found = sum(isinstance(p, Plume) for p in found)
+        found, score, single = read_blob(blob, cfg, opts, shape, likely)
         if likely is not None:
-            at_likely = read_at_likely(blob, likely, opts, more_than=n_found)
-            more = at_likely is not None and len(at_likely) > n_found
-            if more and worst_score(at_likely) <= score + LIKELY_MARGIN_PX:
-                found = at_likely
+            found = agree_with_likely(blob, likely, opts, (found, score), single)
         plumes.extend(found)
     return plumes
+
+
+def agree_with_likely(
+    blob: Blob,
+    likely: LikelyApexes,
+    opts: FitOptions,
+    found: tuple[list[Plume | Blob], float],
+    single: Plume | None,
+) -> list[Plume | Blob]:
+    """Of the outline's reading, the single wedge and the plumes at the likely apexes (two
+    or more, and only where that finds more plumes), the reading whose score plus
+    likely.penalty_px per likely apex it leaves unexplained (no plume apex near it) is
+    lowest; the outline's reading where no likely apex lies on the blob. A plume without a
+    likely apex costs nothing: the head may have missed it."""
+    pts = collinear(likely.on_outline(blob.pts), likely.tol_px)
+    if len(pts) == 0:
+        return found[0]
+    readings = [found]
+    if single is not None and single.fit is not None and single.fit.ok:
+        readings.append(([single], worst_score([single])))
+    at_likely = read_at_likely(blob, likely, opts, pts)
+    if at_likely is not None and len(at_likely) > sum(isinstance(p, Plume) for p in found[0]):
+        readings.append((list(at_likely), worst_score(at_likely)))
+
+    def rank(reading: tuple[list[Plume | Blob], float]) -> float:
+        apexes = np.array([p.apex for p in reading[0] if isinstance(p, Plume)]).reshape(-1, 2)
+        if not math.isfinite(reading[1]) or len(apexes) == 0:
+            return math.inf
+        lengths = [p.fit.length for p in reading[0] if isinstance(p, Plume) and p.fit]
+        tol = max(likely.tol_px, likely.tol_frac * float(np.median(lengths or [0.0])))
+        d = np.hypot(*(apexes[:, None, :] - pts[None, :, :]).transpose(2, 0, 1))
+        return reading[1] + likely.penalty_px * int((d.min(axis=0) > tol).sum())
+
+    ranks = [rank(r) for r in readings]
+    best = int(np.argmin(ranks))
+    return readings[best][0] if math.isfinite(ranks[best]) else found[0]
 
 
 def read_blob(
@@ -112,9 +143,9 @@ def read_blob(
     opts: FitOptions,
     shape: tuple[int, int],
     likely: LikelyApexes | None,
-) -> tuple[list[Plume | Blob], float]:
+) -> tuple[list[Plume | Blob], float, Plume | None]:
     """One blob read from its outline alone: (plumes, or the blob if none fits; the
-    reading's score, px, inf for none)."""
+    reading's score, px, inf for none; the best single wedge, None if none opens)."""
     cand = search_wedge(
         blob,
         cfg.search_band,
@@ -142,7 +173,7 @@ def read_blob(
     if single is not None and cand is not None and cand.tip_ok and clean_fit and whole:
         # a straight wedge from the tip of the outline that covers the whole blob: one
         # plume (merged neighbours would leave much of the outline outside it)
-        return [single], single_score
+        return [single], single_score, single
     merged: list[Plume] = []
     found = notches(blob, merge_depth(blob, cand.axis if cand else None, cfg))
     if found and single is not None and cand is not None and cand.tip_ok and clean_fit:
@@ -160,22 +191,24 @@ def read_blob(
         # the blob outside (a boom whose first plume alone looked like a clean wedge)
         lonely = explained < MIN_EXPLAINED
         if score <= single_score + (LONELY_MARGIN_PX if lonely else MERGED_MARGIN_PX):
-            return list(merged), score
+            return list(merged), score, single if math.isfinite(single_score) else None
     if single is not None and math.isfinite(single_score):
-        return [single], single_score
-    return [blob], math.inf
+        return [single], single_score, single
+    return [blob], math.inf, None
 
 
 def read_at_likely(
-    blob: Blob, likely: LikelyApexes, opts: FitOptions, more_than: int = 1
+    blob: Blob, likely: LikelyApexes, opts: FitOptions, pts: np.ndarray | None = None
 ) -> list[Plume] | None:
     """One plume per likely apex on the blob's outline that lines up with the others (a
     boom), along the boom's normal, split at the crotches between them; the parts that fit
-    (None for `more_than` or fewer such apexes, or parts that are not plumes)."""
+    (None for fewer than two such apexes, or parts that are not plumes). `pts`: those
+    apexes (K, 2), if already found."""
     from spraycv.geometry.boom import boom_normal  # boom imports this module
 
-    pts = collinear(likely.on_outline(blob.pts), likely.tol_px)
-    if len(pts) < 2 or len(pts) <= more_than or np.ptp(pts, axis=0).max() <= 1.0:
+    if pts is None:
+        pts = collinear(likely.on_outline(blob.pts), likely.tol_px)
+    if len(pts) < 2 or np.ptp(pts, axis=0).max() <= 1.0:
         return None
     u = boom_normal(pts, [blob.centroid])
     order = pts[np.argsort(-(pts @ normal_left(u)))]  # along -n_left, as split_blob does
