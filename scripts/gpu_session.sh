@@ -40,10 +40,16 @@ fi
 common=(device="$device" precision="$precision" train_data="$data/train" val_data="$data/val"
     workers=$((workers > 2 ? workers - 2 : 0)))
 
+# one-cycle runs over `epochs`: size them to the budget (about 4.5 epochs a minute for the
+# small models on an H200 at 6000 images) so that the rate has come down when time is up;
+# max_minutes still stops a slower model, mid-schedule
+epochs_for() { python3 -c "print(max(2, int($1 * 4.5 * 6000 / ${N_TRAIN:-6000})))"; }
+
 if want compare; then
     stamp compare
     sets=()
-    for kv in "${common[@]}" batch_size=32 epochs=100 early_stop_patience=null; do
+    epochs=$(epochs_for "${COMPARE_MINUTES:-0.8}")
+    for kv in "${common[@]}" batch_size=32 epochs="$epochs" early_stop_patience=null; do
         sets+=(--set "$kv")
     done
     python3 -m spraycv compare \
@@ -57,9 +63,7 @@ fi
 if want train; then
     stamp train
     minutes="${TRAIN_MINUTES:-2.5}"
-    # one-cycle runs over `epochs`: size them to the budget (about 4.5 epochs a minute on
-    # an H200 at 6000 images) so that the rate has come down when time is up
-    epochs=$(python3 -c "print(max(2, int($minutes * 4.5 * 6000 / ${N_TRAIN:-6000})))")
+    epochs=$(epochs_for "$minutes")
     python3 -m spraycv train -c "configs/$recipe.yaml" --quiet "${common[@]}" \
         out_dir="$out/train" epochs="$epochs" max_minutes="$minutes"
 fi

@@ -16,7 +16,7 @@ from streamlit.testing.v1 import AppTest
 from spraycv.config.daemon import ApiConfig
 from spraycv.dashboard import history, live, models, ui
 from spraycv.dashboard.client import DaemonClient
-from spraycv.geometry import measure_cones
+from spraycv.measure import measure_image
 from spraycv.runtime.predictor import Predictor
 from spraycv.stream.api import ApiServer
 from spraycv.stream.serve import free_port
@@ -148,13 +148,13 @@ def analyse_sample(name: str, frames: int | None = None) -> AppTest:
 
 
 @pytest.mark.parametrize("image", [p.name for p in sample_images()[:2]])
-def test_analyse_sample_image_equals_measure_cones(
+def test_analyse_sample_image_equals_measure_image(
     image: str, shipped_predictor: Predictor
 ) -> None:
     at = analyse_sample(image)
     table = at.dataframe[0].value
     path = next(p for p in sample_images() if p.name == image)
-    expected = measure_cones(shipped_predictor(cv2.imread(str(path))))
+    _, expected = measure_image(cv2.imread(str(path)), shipped_predictor)  # with its apex peaks
     assert len(table) == len(expected) > 0
     assert list(table["file"]) == [image] * len(expected)
     for got, want in zip(table["included_angle_deg"], expected, strict=True):
@@ -179,7 +179,7 @@ def test_analyse_upload_is_measured(shipped_predictor: Predictor) -> None:
     at.file_uploader(key="analyse_files").set_value((path.name, path.read_bytes(), "image/jpeg"))
     at.run()
     assert not at.exception and not at.error
-    expected = [m for m in measure_cones(shipped_predictor(cv2.imread(str(path)))) if m.ok]
+    expected = [m for m in measure_image(cv2.imread(str(path)), shipped_predictor)[1] if m.ok]
     got = at.dataframe[0].value["included_angle_deg"].dropna()
     assert list(got) == pytest.approx([m.included_angle_deg for m in expected], abs=1e-6)
 

@@ -13,7 +13,7 @@ import pytest
 from mjpeg_server import MjpegServer
 from stream_helpers import SAMPLE_VIDEO, wait_for
 
-from spraycv.geometry import measure_cones
+from spraycv.measure import measure_image
 from spraycv.stream.daemon import Daemon, DaemonStartError
 from spraycv.stream.serve import free_port
 from spraycv.stream.store import StoreReader
@@ -49,8 +49,9 @@ def test_every_inferred_frame_is_stored_with_the_geometry_of_that_frame(
     counts = StoreReader(cfg.store.path).counts()
     assert counts["frames"] == summary["frames_inferred"] == inferred(daemon) >= 8
     assert counts["measurements"] == summary["measurements_written"] > 0
-    # the stored angles are those of the geometry on the model's mask of that very frame
-    expected = measure_cones(shipped_predictor(latest.frame.image), config=cfg.geometry)
+    # the stored angles are those of the geometry on the model's mask (and apex peaks) of
+    # that very frame
+    _, expected = measure_image(latest.frame.image, shipped_predictor, config=cfg.geometry)
     rows = StoreReader(cfg.store.path).frame_measurements("demo", latest.frame.number)
     got = sorted(r["included_angle_deg"] for r in rows if r["included_angle_deg"] is not None)
     want = sorted(m.included_angle_deg for m in expected if m.ok)
