@@ -114,8 +114,7 @@ class DaemonClient:
         source: str | None = None,
         limit: int = 10_000,
     ) -> list[dict[str, Any]]:
-        params = {"since": since, "until": until, "source": source, "limit": limit}
-        return self._json("/measurements", params)
+        return self._window("/measurements", since, until, source, limit)
 
     def events(
         self,
@@ -124,8 +123,14 @@ class DaemonClient:
         source: str | None = None,
         limit: int = 10_000,
     ) -> list[dict[str, Any]]:
+        return self._window("/events", since, until, source, limit)
+
+    def _window(
+        self, path: str, since: float, until: float | None, source: str | None, limit: int
+    ) -> list[dict[str, Any]]:
+        """Rows of `path` from `since` to `until` (None: now), of one source or all."""
         params = {"since": since, "until": until, "source": source, "limit": limit}
-        return self._json("/events", params)
+        return self._json(path, params)
 
     def snapshot(self, source: str, tries: int = 3) -> Snapshot | None:
         """The latest record of a source with the JPEG of that same frame.

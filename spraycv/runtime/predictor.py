@@ -43,7 +43,10 @@ class Predictor(ABC):
 
     def predict(self, images: Sequence[np.ndarray]) -> list[np.ndarray]:
         """N images ((H, W, 3) uint8 BGR or (H, W) uint8) -> N (H, W) uint8 {0, 1} masks."""
-        return [s.mask for s in self.segment(images)]
+        if not len(images):
+            return []
+        logits = self.infer(preprocess(images, self.io))
+        return postprocess(logits, [im.shape[:2] for im in images], self.io)
 
     def segment(self, images: Sequence[np.ndarray]) -> list[Segmentation]:
         """N images -> N masks with the likely apexes (see Segmentation)."""

@@ -3,10 +3,10 @@
 
 from __future__ import annotations
 
-import time
-from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+
+from polling import wait_for  # noqa: F401  (re-exported for the tests here)
 
 from spraycv.paths import REPO_ROOT, SAMPLES_DIR
 from spraycv.stream.daemon import Daemon
@@ -20,16 +20,6 @@ HOME = str(APP / "Home.py")
 def page(name: str) -> str:
     """Path of a page script, e.g. page('1_Analyse')."""
     return str(APP / "pages" / f"{name}.py")
-
-
-def wait_for(condition: Callable[[], object], timeout: float = 30.0, what: str = "") -> None:
-    """Poll until condition() is truthy; fail with `what` after `timeout` s."""
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if condition():
-            return
-        time.sleep(0.05)
-    raise AssertionError(f"timed out after {timeout} s waiting for {what or condition}")
 
 
 def sample_images() -> list[Path]:
