@@ -11,7 +11,7 @@ import queue
 import sqlite3
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
@@ -124,18 +124,30 @@ class StoreWriter(threading.Thread):
     everything handed over before a stop is on disk.
     """
 
-    def __init__(self, path: Path, flush_every_s: float = 0.5, retention_days: float | None = None):
+    def __init__(
+        self,
+        path: Path,
+        flush_every_s: float = 0.5,
+        retention_days: float | None = None,
+        retention_every_s: float = 3600.0,
+        wall_clock: Callable[[], float] = time.time,
+        monotonic: Callable[[], float] = time.monotonic,
+    ):
         super().__init__(name="store-writer", daemon=True)
         self.path = Path(path)
         self.flush_every_s = flush_every_s
         self.retention_days = retention_days
+        self.retention_every_s = retention_every_s
+        # injected so that tests (and a device booted a minute ago) do not depend on uptime
+        self._wall_clock = wall_clock
+        self._monotonic = monotonic
         self._conn = open_store(self.path)  # errors surface at start-up, in the caller
         self._queue: queue.Queue[FrameRecord | Event | None] = queue.Queue()
         self.frames_written = 0
         self.measurements_written = 0
         self.events_written = 0
         self.errors = 0
-        self._last_retention = 0.0
+        self._last_retention: float | None = None  # None: due at the first pass
 
     def put(self, item: FrameRecord | Event) -> None:
         self._queue.put(item)
@@ -200,10 +212,13 @@ class StoreWriter(threading.Thread):
         self.events_written += len(events)
 
     def _apply_retention(self) -> None:
-        if self.retention_days is None or time.monotonic() - self._last_retention < 3600:
+        if self.retention_days is None:
             return
-        self._last_retention = time.monotonic()
-        cutoff = time.time() - self.retention_days * 86400
+        now = self._monotonic()
+        if self._last_retention is not None and now - self._last_retention < self.retention_every_s:
+            return
+        self._last_retention = now
+        cutoff = self._wall_clock() - self.retention_days * 86400
         with self._conn:
             for table in ("frames", "measurements", "events"):
                 self._conn.execute(f"DELETE FROM {table} WHERE time < ?", (cutoff,))

@@ -101,17 +101,45 @@ def test_queries_by_time_and_source(tmp_path: Path) -> None:
     assert len(store.measurements(limit=3)) == 3
 
 
-def test_retention_deletes_old_rows(tmp_path: Path) -> None:
+class FakeClock:
+    """A clock that only moves when told to."""
+
+    def __init__(self, now: float) -> None:
+        self.now = now
+
+    def __call__(self) -> float:
+        return self.now
+
+
+def test_retention_deletes_old_rows_on_a_machine_booted_a_minute_ago(tmp_path: Path) -> None:
     path = tmp_path / "db.sqlite"
-    writer = StoreWriter(path, flush_every_s=0.05, retention_days=1.0)
+    wall, uptime = FakeClock(1_800_000_000.0), FakeClock(60.0)  # booted a minute ago
+    writer = StoreWriter(path, 0.05, retention_days=1.0, wall_clock=wall, monotonic=uptime)
     writer.start()
-    writer.put(frame(time.time() - 3 * 86400, 0))  # three days old
-    writer.put(frame(time.time(), 1))
+    writer.put(frame(wall.now - 3 * 86400, 0))  # three days old
+    writer.put(frame(wall.now, 1))
     writer.close()
-    writer = StoreWriter(path, flush_every_s=0.05, retention_days=1.0)  # applied at start
-    writer.start()
+    writer = StoreWriter(path, 0.05, retention_days=1.0, wall_clock=wall, monotonic=uptime)
+    writer.start()  # retention is due at the first pass, whatever the uptime
     writer.close()
     assert StoreReader(path).counts()["frames"] == 1
+
+
+def test_retention_runs_again_only_after_its_period(tmp_path: Path) -> None:
+    path = tmp_path / "db.sqlite"
+    wall, uptime = FakeClock(1_800_000_000.0), FakeClock(5.0)
+    writer = StoreWriter(
+        path, 0.05, retention_days=1.0, retention_every_s=3600, wall_clock=wall, monotonic=uptime
+    )
+    writer._apply_retention()  # the first pass prunes (nothing yet)
+    writer._write([frame(wall.now - 2 * 86400, 0)])
+    uptime.now += 3599
+    writer._apply_retention()
+    assert StoreReader(path).counts()["frames"] == 1  # not due yet
+    uptime.now += 1
+    writer._apply_retention()
+    assert StoreReader(path).counts()["frames"] == 0
+    writer.close()
 
 
 def test_reader_on_a_missing_database(tmp_path: Path) -> None:
