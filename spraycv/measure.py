@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
 import numpy as np
 
@@ -13,6 +13,9 @@ from spraycv.config.geometry import GeometryConfig
 from spraycv.geometry import ConeMeasurement, MeasureHints, measure_cones
 from spraycv.io.images import ImageReadError, looks_like_mask, read_image, to_binary_mask
 from spraycv.segment.classical import segment_classical
+
+if TYPE_CHECKING:
+    from spraycv.refine.stage import Refiner
 
 Segmenter = Callable[[np.ndarray], np.ndarray]
 """(H, W, 3) uint8 BGR image -> (H, W) uint8 {0, 1} spray mask."""
@@ -47,6 +50,47 @@ def with_apex_prior(hints: MeasureHints | None, apexes: np.ndarray | None) -> Me
         return hints
     prior = [(float(x), float(y)) for x, y in np.asarray(apexes).reshape(-1, 2)]
     return replace(hints or MeasureHints(), apex_prior=prior)
+
+
+@dataclass(frozen=True)
+class Reading:
+    """One image read end to end: its (H, W) uint8 {0, 1} mask, the likely apexes (K, 2)
+    from a model's apex head (None from other segmenters) and one measurement per plume."""
+
+    mask: np.ndarray
+    apexes: np.ndarray | None
+    measurements: list[ConeMeasurement]
+
+
+@dataclass(frozen=True)
+class Measurer:
+    """The one pipeline from an image to measurements: segment, take the likely apexes as a
+    prior, measure the cones, and re-read each plume near its orifice when a refiner is set."""
+
+    segmenter: Segmenter = segment_classical
+    hints: MeasureHints | None = None
+    config: GeometryConfig | None = None
+    refiner: Refiner | None = None
+
+    def __call__(self, image: np.ndarray) -> Reading:
+        """Read one (H, W, 3) uint8 BGR or (H, W) uint8 image."""
+        mask, apexes = segment_image(self.segmenter, image)
+        return self.read_mask(mask, apexes, image)
+
+    def read_mask(
+        self, mask: np.ndarray, apexes: np.ndarray | None = None, image: np.ndarray | None = None
+    ) -> Reading:
+        """Measure a mask already segmented (the refiner needs the image it came from)."""
+        hints = with_apex_prior(self.hints, apexes)
+        measurements = measure_cones(mask, hints=hints, config=self.config)
+        if self.refiner is not None and image is not None:
+            measurements = self.refiner.refine(image, measurements, self.hints)
+        return Reading(mask, apexes, measurements)
+
+
+def as_measurer(segmenter: Segmenter | Measurer) -> Measurer:
+    """A measurer as it is, or the default pipeline around a bare segmenter."""
+    return segmenter if isinstance(segmenter, Measurer) else Measurer(segmenter)
 
 
 def measure_image(

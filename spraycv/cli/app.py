@@ -16,6 +16,7 @@ from spraycv.cli.finetune import finetune
 from spraycv.cli.label import label_app
 from spraycv.cli.measure import measure
 from spraycv.cli.predict import predict
+from spraycv.cli.refiner import refiner_app
 from spraycv.cli.synth import synth
 from spraycv.cli.train import train
 
@@ -42,6 +43,7 @@ app.command()(daemon)
 app.command()(dashboard)
 app.command()(calibrate)
 app.add_typer(label_app, name="label")
+app.add_typer(refiner_app, name="refiner")
 
 
 def main() -> None:

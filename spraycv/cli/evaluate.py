@@ -13,6 +13,9 @@ def evaluate(
     data: Path = typer.Option(..., help="Rendered held-out dataset folder (labels.jsonl)."),
     out: Path = typer.Option(Path("outputs/eval"), help="Where to write metrics and plots."),
     limit: int | None = typer.Option(None, help="Evaluate only the first N images."),
+    refiner: Path | None = typer.Option(
+        None, help="A near-orifice refiner (.safetensors or .onnx) to re-read each plume."
+    ),
 ) -> None:
     """Evaluate a model end to end (image -> mask -> cone angles) against ground truth.
 
@@ -20,8 +23,9 @@ def evaluate(
     """
     from spraycv.evaluation.heldout import evaluate_dataset
     from spraycv.evaluation.plots import plot_angle_histogram, worst_cases
+    from spraycv.measure import Measurer
 
-    segmenter = _segmenter(weights)
+    segmenter = Measurer(_segmenter(weights), refiner=_refiner(refiner))
     report = evaluate_dataset(segmenter, data, limit=limit)
     report.write(out)
     plot_angle_histogram(report, out / "angle_error_hist.png", title=str(weights))
@@ -70,6 +74,18 @@ def _segmenter(weights: str):
 
     try:
         return load_predictor(weights)
+    except (ValueError, FileNotFoundError) as exc:
+        typer.echo(f"error: {exc}", err=True)
+        raise typer.Exit(2) from None
+
+
+def _refiner(weights: Path | None):
+    if weights is None:
+        return None
+    from spraycv.refine.stage import Refiner
+
+    try:
+        return Refiner.load(weights)
     except (ValueError, FileNotFoundError) as exc:
         typer.echo(f"error: {exc}", err=True)
         raise typer.Exit(2) from None

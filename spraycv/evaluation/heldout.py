@@ -12,10 +12,9 @@ from typing import Any
 import numpy as np
 from tqdm import tqdm
 
-from spraycv.geometry import measure_cones
 from spraycv.geometry.matching import angle_errors, match_to_truth
 from spraycv.io.images import read_image, to_binary_mask
-from spraycv.measure import segment_image, with_apex_prior
+from spraycv.measure import Measurer, as_measurer
 from spraycv.training.metrics import boundary_f1, iou_dice
 
 Segmenter = Callable[[np.ndarray], np.ndarray]
@@ -88,12 +87,15 @@ def read_records(dataset_dir: Path) -> list[dict[str, Any]]:
 
 
 def evaluate_frame(
-    record: dict[str, Any], image: np.ndarray, truth_mask: np.ndarray, segmenter: Segmenter
+    record: dict[str, Any],
+    image: np.ndarray,
+    truth_mask: np.ndarray,
+    segmenter: Segmenter | Measurer,
 ) -> tuple[FrameResult, np.ndarray, list]:
     """Segment one image, measure it, and compare with its ground truth."""
     tic = time.perf_counter()
-    pred, apexes = segment_image(segmenter, image)
-    measurements = measure_cones(pred, hints=with_apex_prior(None, apexes))
+    reading = as_measurer(segmenter)(image)
+    pred, measurements = reading.mask, reading.measurements
     seconds = time.perf_counter() - tic
     iou, dice = iou_dice(pred, truth_mask)
     truth = record["nozzles"]
@@ -128,7 +130,10 @@ def evaluate_frame(
 
 
 def evaluate_dataset(
-    segmenter: Segmenter, dataset_dir: Path, limit: int | None = None, progress: bool = True
+    segmenter: Segmenter | Measurer,
+    dataset_dir: Path,
+    limit: int | None = None,
+    progress: bool = True,
 ) -> EvalReport:
     """Run `segmenter` over a rendered dataset folder (images, masks, labels.jsonl)."""
     dataset_dir = Path(dataset_dir)

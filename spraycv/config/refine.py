@@ -1,0 +1,54 @@
+"""Training defaults of the near-orifice refiner (spraycv.refine)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from pydantic import Field
+
+from spraycv.config.base import StrictModel
+from spraycv.config.train import ModelConfig
+
+
+class PoseJitter(StrictModel):
+    """How far training crops stray from the true pose, as the coarse reading does
+    (standard deviations; measured on the held-out set, docs/experiments.md)."""
+
+    apex_frac: float = Field(0.03, ge=0)  # apex shift, share of the spray length
+    apex_px: float = Field(2.0, ge=0)  # plus this many pixels
+    axis_deg: float = Field(3.0, ge=0)
+    length_frac: float = Field(0.12, ge=0)  # log-normal spread of the length
+    half_angle_deg: float = Field(5.0, ge=0)  # error of the angle that sizes the crop
+
+
+class RefinerTrainConfig(StrictModel):
+    """One refiner training run: rendered data in, runs/NAME/{last,best}.safetensors out."""
+
+    name: str = "refiner"
+    train_data: Path = Path("datasets/train")
+    val_data: Path = Path("datasets/val")
+    # start from a trained full-frame model (its segmentation weights): fine-tuning, not
+    # training from scratch; None builds `model` fresh
+    init_weights: Path | None = Path("weights/default.safetensors")
+    model: ModelConfig = Field(
+        default_factory=lambda: ModelConfig(
+            arch="Unet",
+            encoder="timm-mobilenetv3_small_100",
+            kwargs={"decoder_channels": [128, 64, 32, 16, 16]},
+        )
+    )
+    crop_size: int = Field(128, ge=32, multiple_of=32)
+    batch_size: int = Field(16, ge=1)
+    lr: float = Field(1e-3, gt=0)
+    weight_decay: float = Field(1e-4, ge=0)
+    steps: int = Field(20000, ge=1)
+    warmup_steps: int = Field(200, ge=0)
+    band_weight: float = Field(4.0, ge=0)  # extra loss weight on edges in the 5-45 % band
+    jitter: PoseJitter = Field(default_factory=PoseJitter)
+    max_train_images: int | None = Field(None, ge=1)
+    val_crops: int = Field(300, ge=10)
+    checkpoint_every_s: float = Field(300.0, gt=0)
+    max_minutes: float | None = Field(None, gt=0)
+    threads: int | None = Field(1, ge=1)
+    seed: int = 0
+    out_dir: Path = Path("runs")

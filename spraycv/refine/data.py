@@ -1,0 +1,91 @@
+"""Training crops: rendered frames held in memory, cut at jittered poses around the truth."""
+
+from __future__ import annotations
+
+import json
+import math
+from dataclasses import dataclass
+from pathlib import Path
+
+import cv2
+import numpy as np
+
+from spraycv.config.refine import PoseJitter
+from spraycv.refine.pose import CropPose, crop_pose, pose_transform, warp_crop
+
+MIN_LENGTH_PX = 20.0  # shorter plumes have no band to read
+
+
+@dataclass(frozen=True)
+class Target:
+    """One nozzle of one frame: its index in the frame list, instance id and true pose."""
+
+    frame: int
+    instance: int
+    apex: tuple[float, float]
+    axis: tuple[float, float]
+    length: float
+    half_left: float
+    half_right: float
+
+    @property
+    def included(self) -> float:
+        return self.half_left + self.half_right
+
+
+class CropSource:
+    """The frames of a rendered dataset in memory and the nozzles a refiner can learn from."""
+
+    def __init__(self, root: Path, limit: int | None = None):
+        root = Path(root)
+        records = [json.loads(x) for x in (root / "labels.jsonl").read_text().splitlines() if x]
+        self.images: list[np.ndarray] = []
+        self.instances: list[np.ndarray] = []
+        self.targets: list[Target] = []
+        for record in records[:limit]:
+            frame = len(self.images)
+            self.images.append(cv2.imread(str(root / record["image"]), cv2.IMREAD_COLOR))
+            self.instances.append(cv2.imread(str(root / record["instances"]), cv2.IMREAD_UNCHANGED))
+            self.targets += [t for nz in record["nozzles"] if (t := _target(frame, nz))]
+        if not self.targets:
+            raise ValueError(f"{root}: no visible nozzle with a cone angle to learn from")
+
+    def crop(
+        self, target: Target, pose: CropPose, size: int
+    ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """(image crop (S, S, 3) uint8, soft target (S, S) float32 of this nozzle's spray,
+        crop -> image transform (2, 3))."""
+        transform = pose_transform(pose, (size, size))
+        image = warp_crop(self.images[target.frame], transform, (size, size))
+        own = (self.instances[target.frame] == target.instance).astype(np.float32)
+        truth = warp_crop(own, transform, (size, size))
+        return image, truth, transform
+
+
+def _target(frame: int, nz: dict) -> Target | None:
+    included = nz.get("included_angle_deg")
+    if not nz.get("visible") or included is None or not math.isfinite(included):
+        return None
+    if nz["length_px"] < MIN_LENGTH_PX:
+        return None
+    return Target(
+        frame,
+        int(nz["index"]) + 1,  # instance masks hold nozzle index + 1
+        tuple(nz["apex"]),
+        tuple(nz["axis"]),
+        float(nz["length_px"]),
+        float(nz["half_angle_left_deg"]),
+        float(nz["half_angle_right_deg"]),
+    )
+
+
+def jittered_pose(target: Target, jitter: PoseJitter, rng: np.random.Generator) -> CropPose:
+    """A pose around the truth with the coarse reading's typical errors."""
+    shift = rng.normal(0.0, jitter.apex_frac * target.length + jitter.apex_px, size=2)
+    turn = math.radians(rng.normal(0.0, jitter.axis_deg))
+    ux, uy = target.axis
+    axis = (ux * math.cos(turn) - uy * math.sin(turn), ux * math.sin(turn) + uy * math.cos(turn))
+    length = target.length * math.exp(rng.normal(0.0, jitter.length_frac))
+    widest = max(target.half_left, target.half_right) + rng.normal(0.0, jitter.half_angle_deg)
+    apex = (target.apex[0] + shift[0], target.apex[1] + shift[1])
+    return crop_pose(apex, axis, length, widest)

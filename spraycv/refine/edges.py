@@ -1,0 +1,94 @@
+"""From a canonical crop's spray probability to the plume's two boundary lines in the image.
+
+Each crop row between 10 and 40 % of the length (the band of the angle's definition) gives
+the sub-pixel positions where the probability crosses 0.5 at both ends of the run that holds
+the axis; the points map back to the image, and one robust line is fitted per side.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from spraycv.geometry.linefit import LineFit, fit_line
+from spraycv.refine.pose import crop_row, to_image
+
+MIN_EDGE_ROWS = 6  # fewer usable rows on a side: the crop gives no line for it
+
+
+@dataclass(frozen=True)
+class CropEdges:
+    """Edge points of the plume in image pixels: left and right, (N, 2) each."""
+
+    left: np.ndarray
+    right: np.ndarray
+
+
+def _crossing(profile: np.ndarray, inside: int, outside: int) -> float:
+    """Fractional column between two neighbours where the profile crosses 0.5."""
+    a, b = float(profile[inside]), float(profile[outside])
+    return inside + (outside - inside) * (a - 0.5) / max(a - b, 1e-6)
+
+
+def _row_edges(profile: np.ndarray, centre: int, reach: int) -> tuple[float, float]:
+    """(left, right) sub-pixel edge columns of the run above 0.5 nearest to `centre`, NaN
+    where the run meets the crop border (the edge lies outside the crop)."""
+    above = profile > 0.5
+    cols = np.flatnonzero(above)
+    if cols.size == 0:
+        return np.nan, np.nan
+    seed = int(cols[np.argmin(np.abs(cols - centre))])
+    if abs(seed - centre) > reach:
+        return np.nan, np.nan
+    lo = seed
+    while lo > 0 and above[lo - 1]:
+        lo -= 1
+    hi = seed
+    while hi < profile.size - 1 and above[hi + 1]:
+        hi += 1
+    left = _crossing(profile, lo, lo - 1) if lo > 0 else np.nan
+    right = _crossing(profile, hi, hi + 1) if hi < profile.size - 1 else np.nan
+    return left, right
+
+
+def crop_edges(
+    prob: np.ndarray, transform: np.ndarray, band: tuple[float, float] = (0.1, 0.4)
+) -> CropEdges:
+    """Edge points of the plume issuing from the crop's apex.
+
+    Args:
+        prob: (H, W) float spray probability of the canonical crop.
+        transform: (2, 3) crop -> image affine (spraycv.refine.pose.pose_transform).
+        band: the part of the spray length to read, as fractions.
+    """
+    h, w = prob.shape
+    first = max(int(np.ceil(crop_row(band[0], (h, w)))), 0)
+    last = min(int(np.floor(crop_row(band[1], (h, w)))), h - 1)
+    centre, reach = (w - 1) // 2, w // 4  # the run must hold (or lie near) the axis
+    left, right = [], []
+    for row in range(first, last + 1):
+        lcol, rcol = _row_edges(prob[row], centre, reach)
+        if np.isfinite(lcol):
+            left.append((lcol, row))
+        if np.isfinite(rcol):
+            right.append((rcol, row))
+    return CropEdges(_mapped(left, transform), _mapped(right, transform))
+
+
+def _mapped(points: list[tuple[float, float]], transform: np.ndarray) -> np.ndarray:
+    if not points:
+        return np.zeros((0, 2))
+    return to_image(np.asarray(points, dtype=np.float64), transform)
+
+
+def side_line(points: np.ndarray, apex: np.ndarray) -> LineFit | None:
+    """A robust line through one side's points, directed away from `apex`; None when the
+    side has too few points."""
+    if len(points) < MIN_EDGE_ROWS:
+        return None
+    fit = fit_line(points, method="huber", outlier_px=1.5)
+    direction = fit.direction
+    if np.dot(points.mean(axis=0) - apex, direction) < 0:
+        direction = -direction
+    return LineFit(fit.point, direction, fit.rms, fit.n_points, fit.n_inliers)

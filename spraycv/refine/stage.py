@@ -1,0 +1,122 @@
+"""The refinement stage: coarse measurements + the full-resolution image -> refined ones."""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+from collections.abc import Sequence
+from pathlib import Path
+
+import numpy as np
+
+from spraycv.geometry.coverage import coverage_width
+from spraycv.geometry.linefit import LineFit, intersect
+from spraycv.geometry.types import ConeMeasurement, Line, MeasureHints
+from spraycv.geometry.wedge import normal_left
+from spraycv.refine.edges import crop_edges, side_line
+from spraycv.refine.pose import CropPose, crop_pose, pose_transform, warp_crop
+from spraycv.runtime.processing import preprocess
+
+APEX_MOVE_FRAC = 0.25  # a refined apex further than this share of L from the coarse one is
+# not trusted (near-parallel sides make the intersection ill-conditioned): the coarse one stays
+
+
+def pose_of(m: ConeMeasurement) -> CropPose | None:
+    """The crop pose of a measured plume, None when it has no angles to refine."""
+    if not (m.ok and math.isfinite(m.length_px) and m.length_px > 4 and np.isfinite(m.apex).all()):
+        return None
+    widest = max(m.half_angle_left_deg, m.half_angle_right_deg)
+    return crop_pose(m.apex, m.axis, m.length_px, widest)
+
+
+def _sigmoid(x: np.ndarray) -> np.ndarray:
+    return 1.0 / (1.0 + np.exp(-np.clip(x, -30, 30)))
+
+
+class Refiner:
+    """Re-reads each plume's boundaries on a canonical crop segmented by `predictor` (any
+    spraycv runtime backend whose input size is the crop size)."""
+
+    def __init__(self, predictor, band: tuple[float, float] = (0.1, 0.4)):
+        self.predictor = predictor
+        self.size = tuple(predictor.io.input_size)
+        self.band = band
+
+    @classmethod
+    def load(cls, weights: Path, threads: int | None = None) -> Refiner:
+        from spraycv.runtime.predictor import load_predictor
+
+        return cls(load_predictor(Path(weights), threads=threads))
+
+    def crop_probabilities(
+        self, image: np.ndarray, poses: Sequence[CropPose]
+    ) -> tuple[np.ndarray, list[np.ndarray]]:
+        """(P, H, W) crop probabilities and the P crop -> image transforms (one batch)."""
+        transforms = [pose_transform(p, self.size) for p in poses]
+        crops = [warp_crop(image, t, self.size) for t in transforms]
+        logits = self.predictor.infer(preprocess(crops, self.predictor.io))
+        return _sigmoid(logits[:, 0]), transforms
+
+    def refine(
+        self,
+        image: np.ndarray,
+        measurements: Sequence[ConeMeasurement],
+        hints: MeasureHints | None = None,
+    ) -> list[ConeMeasurement]:
+        """The measurements with their lines, angles and apex re-read on the crops (those
+        without angles, or whose crop gives too few edge points, are kept as they were)."""
+        poses = [pose_of(m) for m in measurements]
+        todo = [i for i, p in enumerate(poses) if p is not None]
+        out = list(measurements)
+        if not todo:
+            return out
+        probs, transforms = self.crop_probabilities(image, [poses[i] for i in todo])
+        for k, i in enumerate(todo):
+            edges = crop_edges(probs[k], transforms[k], self.band)
+            apex = np.asarray(measurements[i].apex, dtype=np.float64)
+            left, right = side_line(edges.left, apex), side_line(edges.right, apex)
+            if left is not None and right is not None:
+                out[i] = refined(measurements[i], left, right, image.shape[:2], hints)
+        return out
+
+
+def refined(
+    m: ConeMeasurement,
+    left: LineFit,
+    right: LineFit,
+    shape: tuple[int, int],
+    hints: MeasureHints | None,
+) -> ConeMeasurement:
+    """`m` with the refined boundary lines, its angles, apex and coverage recomputed."""
+    coarse_apex = np.asarray(m.apex, dtype=np.float64)
+    apex = intersect(left.point, left.direction, right.point, right.direction)
+    if apex is None or np.linalg.norm(apex - coarse_apex) > APEX_MOVE_FRAC * m.length_px:
+        apex = coarse_apex
+    dl, dr = left.direction, right.direction
+    u = np.asarray(m.axis, dtype=np.float64)
+    if m.axis_source == "bisector":
+        u = (dl + dr) / np.linalg.norm(dl + dr)
+    n = normal_left(u)
+    hl = math.degrees(math.atan2(float(dl @ n), float(dl @ u)))
+    hr = math.degrees(math.atan2(-float(dr @ n), float(dr @ u)))
+    inc = hl + hr
+    if not 0.0 < inc < 180.0:
+        return m
+    height = hints.nozzle_height_mm if hints else None
+    return dataclasses.replace(
+        m,
+        apex=(float(apex[0]), float(apex[1])),
+        axis=(float(u[0]), float(u[1])),
+        tilt_deg=math.degrees(math.atan2(float(u[0]), float(u[1]))),
+        left_line=Line(tuple(map(float, left.point)), tuple(map(float, dl))),  # type: ignore[arg-type]
+        right_line=Line(tuple(map(float, right.point)), tuple(map(float, dr))),  # type: ignore[arg-type]
+        half_angle_left_deg=hl,
+        half_angle_right_deg=hr,
+        included_angle_deg=inc,
+        symmetry_index=(hr - hl) / inc,
+        fit_rms_left_px=float(left.rms),
+        fit_rms_right_px=float(right.rms),
+        n_edge_points_left=left.n_points,
+        n_edge_points_right=right.n_points,
+        coverage_width_mm=coverage_width(inc, height) if height else m.coverage_width_mm,
+    )

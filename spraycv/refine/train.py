@@ -1,0 +1,232 @@
+"""Train the refiner on canonical crops, resumable from its last state at any moment."""
+
+from __future__ import annotations
+
+import json
+import math
+import time
+from pathlib import Path
+
+import numpy as np
+import torch
+import torch.nn.functional as F
+from torch import nn
+
+from spraycv.config.loader import dump_config
+from spraycv.config.refine import RefinerTrainConfig
+from spraycv.models.registry import count_parameters, create_model
+from spraycv.refine.data import CropSource, Target, jittered_pose
+from spraycv.refine.edges import crop_edges, side_line
+from spraycv.refine.pose import CropPose, crop_row
+from spraycv.runtime.processing import ModelIO, preprocess
+from spraycv.training.checkpoint import load_checkpoint, save_checkpoint
+
+BAND_ROWS = (0.05, 0.45)  # the loss weighs edges here most: the angle is read on 10-40 %
+EDGE_WINDOW = 7  # px: the width of the boundary zone the band weight applies to
+
+
+def initial_model(cfg: RefinerTrainConfig) -> tuple[nn.Module, ModelIO]:
+    """The refiner network (from `init_weights` when set) and its input/output contract."""
+    model = create_model(cfg.model)
+    mean, std = (0.485, 0.456, 0.406), (0.229, 0.224, 0.225)
+    if cfg.init_weights is not None:
+        trained, meta = load_checkpoint(cfg.init_weights)
+        state = {k.removeprefix("net."): v for k, v in trained.state_dict().items()}
+        model.load_state_dict({k: v for k, v in state.items() if not k.startswith("apex.")})
+        norm = meta["normalization"]
+        mean, std = tuple(norm["mean"]), tuple(norm["std"])
+    return model, ModelIO((cfg.crop_size, cfg.crop_size), mean, std, 0.5)
+
+
+def _photometric(crop: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+    """Exposure, gamma and sensor noise, so the crop model sees the cameras' range."""
+    x = crop.astype(np.float32) / 255.0
+    x = np.clip(x * rng.uniform(0.6, 1.4), 0, 1) ** rng.uniform(0.7, 1.4)
+    x = x + rng.normal(0, rng.uniform(0, 0.025), x.shape).astype(np.float32)
+    return (np.clip(x, 0, 1) * 255 + 0.5).astype(np.uint8)
+
+
+def make_batch(
+    source: CropSource, cfg: RefinerTrainConfig, io: ModelIO, rng: np.random.Generator
+) -> tuple[torch.Tensor, torch.Tensor]:
+    """(B, 3, S, S) normalised crops and (B, 1, S, S) soft truth at jittered poses."""
+    crops, truths = [], []
+    for i in rng.integers(0, len(source.targets), cfg.batch_size):
+        target = source.targets[i]
+        image, truth, _ = source.crop(target, jittered_pose(target, cfg.jitter, rng), cfg.crop_size)
+        if rng.random() < 0.5:  # the mirror image is a plume too (left and right swap)
+            image, truth = image[:, ::-1], truth[:, ::-1]
+        crops.append(_photometric(np.ascontiguousarray(image), rng))
+        truths.append(np.ascontiguousarray(truth))
+    return torch.from_numpy(preprocess(crops, io)), torch.from_numpy(np.stack(truths)[:, None])
+
+
+def crop_loss(logits: torch.Tensor, truth: torch.Tensor, band_weight: float) -> torch.Tensor:
+    """BCE weighted up on the boundary in the near-orifice band, plus soft Dice."""
+    size = truth.shape[-1]
+    rows = torch.arange(size, dtype=torch.float32)
+    lo, hi = (crop_row(f, (size, size)) for f in BAND_ROWS)
+    in_band = ((rows >= lo) & (rows <= hi)).float().view(1, 1, size, 1)
+    pad = EDGE_WINDOW // 2
+    edge = F.max_pool2d(truth, EDGE_WINDOW, 1, pad) + F.max_pool2d(-truth, EDGE_WINDOW, 1, pad)
+    weight = 1.0 + band_weight * edge * in_band
+    bce = F.binary_cross_entropy_with_logits(logits, truth, reduction="none")
+    prob = torch.sigmoid(logits)
+    dice = 1 - (2 * (prob * truth).sum() + 1) / (prob.sum() + truth.sum() + 1)
+    return (bce * weight).sum() / weight.sum() + dice
+
+
+def read_included(prob: np.ndarray, transform: np.ndarray, apex: np.ndarray) -> float:
+    """The included angle (deg) read from one crop's probability, NaN when unreadable."""
+    edges = crop_edges(prob, transform)
+    left, right = side_line(edges.left, apex), side_line(edges.right, apex)
+    if left is None or right is None:
+        return math.nan
+    cos = float(np.clip(left.direction @ right.direction, -1, 1))
+    return math.degrees(math.acos(cos))
+
+
+class CropValidation:
+    """A fixed set of val crops and the angle error of a model read on them."""
+
+    def __init__(self, source: CropSource, cfg: RefinerTrainConfig):
+        rng = np.random.default_rng(12345)  # the same crops in every run and resume
+        picks = rng.choice(len(source.targets), min(cfg.val_crops, len(source.targets)), False)
+        self.items: list[tuple[Target, CropPose]] = [
+            (source.targets[i], jittered_pose(source.targets[i], cfg.jitter, rng)) for i in picks
+        ]
+        self.crops = [source.crop(t, p, cfg.crop_size) for t, p in self.items]
+
+    def errors(self, probs: list[np.ndarray]) -> np.ndarray:
+        """(N,) absolute included-angle errors (NaN where unreadable)."""
+        out = []
+        transforms = [transform for _, _, transform in self.crops]
+        for (target, pose), transform, prob in zip(self.items, transforms, probs, strict=True):
+            read = read_included(prob, transform, np.asarray(pose.apex))
+            out.append(abs(read - target.included))
+        return np.asarray(out)
+
+    def truth_errors(self) -> np.ndarray:
+        """The reading's own floor: errors when the crop's truth is read."""
+        return self.errors([truth for _, truth, _ in self.crops])
+
+    @torch.no_grad()
+    def model_errors(self, model: nn.Module, io: ModelIO) -> np.ndarray:
+        model.eval()
+        probs = []
+        for k in range(0, len(self.crops), 32):
+            batch = torch.from_numpy(preprocess([c[0] for c in self.crops[k : k + 32]], io))
+            probs += list(torch.sigmoid(model(batch)[:, 0]).numpy())
+        model.train()
+        return self.errors(probs)
+
+
+def summary(errors: np.ndarray) -> dict[str, float]:
+    ok = errors[np.isfinite(errors)]
+    if not ok.size:
+        return {"mae": math.nan, "median": math.nan, "p95": math.nan, "unread": 1.0}
+    return {
+        "mae": float(ok.mean()),
+        "median": float(np.median(ok)),
+        "p95": float(np.percentile(ok, 95)),
+        "unread": float(1 - ok.size / errors.size),
+    }
+
+
+def lr_at(step: int, cfg: RefinerTrainConfig) -> float:
+    """Linear warm-up, then cosine down to 5 % of the peak."""
+    if step < cfg.warmup_steps:
+        return cfg.lr * (step + 1) / cfg.warmup_steps
+    done = (step - cfg.warmup_steps) / max(cfg.steps - cfg.warmup_steps, 1)
+    return cfg.lr * (0.05 + 0.95 * 0.5 * (1 + math.cos(math.pi * min(done, 1.0))))
+
+
+class RunFiles:
+    """runs/NAME: last_state.pt (resumable), last/best.safetensors, log.jsonl."""
+
+    def __init__(self, cfg: RefinerTrainConfig):
+        self.dir = Path(cfg.out_dir) / cfg.name
+        self.dir.mkdir(parents=True, exist_ok=True)
+        self.state = self.dir / "last_state.pt"
+        self.last = self.dir / "last.safetensors"
+        self.best = self.dir / "best.safetensors"
+        self.log = self.dir / "log.jsonl"
+
+    def append_log(self, row: dict) -> None:
+        with self.log.open("a") as fh:
+            fh.write(json.dumps(row) + "\n")
+
+
+def _save_state(files: RunFiles, model, optimizer, step, best, rng) -> None:
+    state = {
+        "model": model.state_dict(),
+        "optimizer": optimizer.state_dict(),
+        "step": step,
+        "best": best,
+        "rng": json.dumps(rng.bit_generator.state),
+    }
+    tmp = files.state.with_suffix(".tmp")
+    torch.save(state, tmp)
+    tmp.replace(files.state)  # atomic: an interrupted save keeps the previous state
+
+
+def _restore(files: RunFiles, model, optimizer, rng) -> tuple[int, float]:
+    if not files.state.is_file():
+        return 0, math.inf
+    state = torch.load(files.state, map_location="cpu", weights_only=True)
+    model.load_state_dict(state["model"])
+    optimizer.load_state_dict(state["optimizer"])
+    rng.bit_generator.state = json.loads(state["rng"])
+    return int(state["step"]), float(state["best"])
+
+
+def train_refiner(cfg: RefinerTrainConfig, log=print) -> RunFiles:
+    """Train (or resume) a refiner; checkpoints every `checkpoint_every_s` and at the end."""
+    if cfg.threads:
+        torch.set_num_threads(cfg.threads)
+    files, rng = RunFiles(cfg), np.random.default_rng(cfg.seed)
+    model, io = initial_model(cfg)
+    optimizer = torch.optim.AdamW(model.parameters(), lr=cfg.lr, weight_decay=cfg.weight_decay)
+    step, best = _restore(files, model, optimizer, rng)
+    train_src = CropSource(cfg.train_data, cfg.max_train_images)
+    val = CropValidation(CropSource(cfg.val_data), cfg)
+    sidecar = {
+        "model": dump_config(cfg.model),
+        **io.to_sidecar(),
+        "refiner": {"band": [0.1, 0.4]},
+        "train_config": dump_config(cfg),
+        "parameters": count_parameters(model),
+    }
+    log(f"refiner: {len(train_src.targets)} training nozzles, step {step}/{cfg.steps}, "
+        f"truth floor {summary(val.truth_errors())}")  # fmt: skip
+    started, saved, loss_sum, seen = time.monotonic(), time.monotonic(), 0.0, 0
+    model.train()
+    while step < cfg.steps:
+        images, truths = make_batch(train_src, cfg, io, rng)
+        for group in optimizer.param_groups:
+            group["lr"] = lr_at(step, cfg)
+        loss = crop_loss(model(images), truths, cfg.band_weight)
+        optimizer.zero_grad(set_to_none=True)
+        loss.backward()
+        nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+        optimizer.step()
+        step, loss_sum, seen = step + 1, loss_sum + float(loss.detach()), seen + 1
+        out_of_time = (
+            cfg.max_minutes is not None and time.monotonic() - started > cfg.max_minutes * 60
+        )
+        due = time.monotonic() - saved > cfg.checkpoint_every_s
+        if due or out_of_time or step == cfg.steps:
+            metrics = summary(val.model_errors(model, io))
+            row = {"step": step, "loss": loss_sum / seen, "lr": lr_at(step, cfg), **metrics,
+                   "minutes": (time.monotonic() - started) / 60}  # fmt: skip
+            files.append_log(row)
+            log(json.dumps(row))
+            save_checkpoint(files.last, model, {**sidecar, "step": step, "metrics": metrics})
+            if metrics["mae"] < best:
+                best = metrics["mae"]
+                save_checkpoint(files.best, model, {**sidecar, "step": step, "metrics": metrics})
+            _save_state(files, model, optimizer, step, best, rng)
+            saved, loss_sum, seen = time.monotonic(), 0.0, 0
+        if out_of_time:
+            break
+    return files

@@ -1,0 +1,107 @@
+"""The refinement stage on analytic plumes: canonical pose, edge reading, refined angles."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+from spraycv.geometry import ConeMeasurement, QualityFlag, measure_cones
+from spraycv.geometry.analytic import WedgeSpec, draw_wedge, true_length
+from spraycv.refine.edges import crop_edges, side_line
+from spraycv.refine.pose import crop_pose, crop_row, pose_transform, to_crop, to_image, warp_crop
+from spraycv.refine.stage import Refiner, pose_of
+from spraycv.runtime.processing import ModelIO
+
+SIZE = (128, 128)
+SPECS = [  # narrow, wide, tilted, asymmetric
+    WedgeSpec((256.0, 60.0), 0.0, 12.0, 12.0, 300.0),
+    WedgeSpec((200.0, 80.0), 8.0, 50.0, 50.0, 260.0, flatness=0.6),
+    WedgeSpec((300.0, 90.0), -25.0, 20.0, 30.0, 220.0),
+    WedgeSpec((250.0, 40.0), 0.0, 35.0, 20.0, 400.0),
+]
+
+
+def included(left, right) -> float:
+    return math.degrees(math.acos(float(np.clip(left.direction @ right.direction, -1, 1))))
+
+
+@pytest.mark.parametrize("spec", SPECS)
+def test_canonical_pose_round_trip_is_within_half_a_pixel(spec: WedgeSpec) -> None:
+    length = true_length((512, 512), spec)
+    pose = crop_pose(spec.apex, spec.axis, length, max(spec.half_left_deg, spec.half_right_deg))
+    transform = pose_transform(pose, SIZE)
+    # the apex sits at the top centre, the axis runs straight down the middle column
+    apex_crop = to_crop(np.array([spec.apex]), transform)[0]
+    assert apex_crop == pytest.approx(((SIZE[1] - 1) / 2, crop_row(0.0, SIZE)), abs=1e-9)
+    down = to_crop(np.array([np.add(spec.apex, np.multiply(spec.axis, 0.3 * length))]), transform)
+    assert down[0][0] == pytest.approx((SIZE[1] - 1) / 2, abs=1e-9)
+    # a bright dot drawn in the image is found where the transform puts it
+    image = np.zeros((512, 512), np.float32)
+    dot = np.round(np.add(spec.apex, np.multiply(spec.axis, 0.2 * length))).astype(int)
+    image[dot[1] - 2 : dot[1] + 3, dot[0] - 2 : dot[0] + 3] = 1.0
+    crop = warp_crop(image, transform, SIZE)
+    rows, cols = np.mgrid[0 : SIZE[0], 0 : SIZE[1]]
+    found = to_image(np.array([[(crop * cols).sum(), (crop * rows).sum()]]) / crop.sum(), transform)
+    assert np.hypot(*(found[0] - dot)) < 0.5
+
+
+@pytest.mark.parametrize("spec", SPECS)
+def test_edges_read_on_the_true_crop_give_the_true_angle_and_apex(spec: WedgeSpec) -> None:
+    mask = draw_wedge((512, 512), spec).astype(np.float32)
+    length = true_length((512, 512), spec)
+    pose = crop_pose(spec.apex, spec.axis, length, max(spec.half_left_deg, spec.half_right_deg))
+    transform = pose_transform(pose, SIZE)
+    edges = crop_edges(warp_crop(mask, transform, SIZE), transform)
+    apex = np.asarray(spec.apex)
+    left, right = side_line(edges.left, apex), side_line(edges.right, apex)
+    assert left is not None and right is not None
+    assert included(left, right) == pytest.approx(spec.included_deg, abs=0.3)
+    from spraycv.geometry.linefit import intersect
+
+    found = intersect(left.point, left.direction, right.point, right.direction)
+    assert np.hypot(*(found - apex)) < 1.5
+
+
+def test_a_crop_without_spray_gives_no_lines() -> None:
+    transform = pose_transform(crop_pose((100, 50), (0, 1), 200, 20), SIZE)
+    edges = crop_edges(np.zeros(SIZE), transform)
+    assert side_line(edges.left, np.array([100, 50])) is None
+    assert side_line(edges.right, np.array([100, 50])) is None
+
+
+@pytest.mark.parametrize(
+    ("axis", "length"), [((0.0, 0.0), 100.0), ((0.0, 1.0), 0.0), ((0.0, 1.0), math.nan)]
+)
+def test_a_degenerate_pose_is_refused_with_its_values(axis, length) -> None:
+    with pytest.raises(ValueError, match="finite axis and length"):
+        crop_pose((10, 10), axis, length, 20)
+
+
+class BrightIsSpray:
+    """A crop segmenter that calls bright pixels spray: the refiner on a clean mask image."""
+
+    io = ModelIO(SIZE, (0.0, 0.0, 0.0), (1.0, 1.0, 1.0))
+
+    def infer(self, batch: np.ndarray) -> np.ndarray:
+        return (batch[:, :1] - 0.5) * 40.0  # sharp logits around the 0.5 level
+
+
+@pytest.mark.parametrize("spec", SPECS)
+def test_the_refiner_reads_a_coarse_measurement_again(spec: WedgeSpec) -> None:
+    mask = draw_wedge((512, 512), spec)
+    (coarse,) = measure_cones(mask)
+    image = np.repeat(mask[..., None] * 255, 3, axis=2).astype(np.uint8)
+    (fine,) = Refiner(BrightIsSpray()).refine(image, [coarse])
+    assert fine.included_angle_deg == pytest.approx(spec.included_deg, abs=0.5)
+    assert np.hypot(*np.subtract(fine.apex, spec.apex)) < 2.0
+    assert fine.flags == coarse.flags
+
+
+def test_measurements_without_angles_pass_through_unchanged() -> None:
+    unmeasured = ConeMeasurement(index=0, flags=(QualityFlag.TOO_FEW_EDGE_POINTS,))
+    assert pose_of(unmeasured) is None
+    image = np.zeros((64, 64, 3), np.uint8)
+    assert Refiner(BrightIsSpray()).refine(image, [unmeasured]) == [unmeasured]
+    assert Refiner(BrightIsSpray()).refine(image, []) == []
