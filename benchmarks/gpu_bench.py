@@ -30,7 +30,7 @@ sys.path.insert(0, str(REPO))
 DTYPES = {"fp32": torch.float32, "fp16": torch.float16, "bf16": torch.bfloat16}
 DEFAULT_MODEL = {  # configs/unet_mobilenetv3_small.yaml
     "arch": "Unet",
-    "encoder": "timm-mobilenetv3_small_100",
+    "encoder": "tu-tf_mobilenetv3_small_100",
     "kwargs": {"decoder_channels": [128, 64, 32, 16, 16]},
 }
 DEFAULT_IO = {

@@ -55,7 +55,6 @@ from spraycv.paths import REPO_ROOT, default_weights
 
 torch.set_num_threads(1)  # small models run fastest on one thread, and results repeat
 cv2.setNumThreads(1)
-warnings.filterwarnings("ignore", message=".*timm- encoders are deprecated.*")
 warnings.filterwarnings("ignore", message="IProgress not found")  # no widgets: no bars
 set_matplotlib_formats("jpeg")  # photos as JPEG keep the saved notebook small
 plt.rcParams["figure.dpi"] = 72
@@ -134,7 +133,7 @@ cfg = load_config(
         f"train_data={TRAIN}",
         f"out_dir={WORK / 'runs'}",
         "name=tiny",
-        "model.encoder=timm-mobilenetv3_small_100",
+        "model.encoder=tu-tf_mobilenetv3_small_100",
         "model.kwargs={decoder_channels: [64, 32, 16, 16, 16]}",
         "data.input_size=128",
         "batch_size=4",

@@ -32,6 +32,14 @@ class ModelConfig(StrictModel):
         get_architecture(value)  # raises with the list of valid names
         return value
 
+    @field_validator("encoder")
+    @classmethod
+    def _current_encoder(cls, value: str) -> str:
+        from spraycv.models.encoders import require_current_encoder
+
+        # smp's `timm-` names warn and are due for removal; the message names the fix
+        return require_current_encoder(value)
+
 
 class OptimConfig(StrictModel):
     """AdamW with a cosine or one-cycle schedule."""

@@ -68,9 +68,23 @@ def save_checkpoint(
     return weights
 
 
-def read_sidecar(weights: Path) -> dict[str, Any]:
-    """The sidecar of a weights file, validated enough to build the model."""
+def read_stored_sidecar(weights: Path) -> dict[str, Any]:
+    """The sidecar of a weights file as it is on disk (read_sidecar upgrades it)."""
     return read_json_sidecar(sidecar_path(weights), weights, SIDECAR_FORMAT, CheckpointError)
+
+
+def read_sidecar(weights: Path) -> dict[str, Any]:
+    """The sidecar of a weights file, validated enough to build the model.
+
+    Checkpoints saved with an smp `timm-` encoder come back under its `tu-` replacement
+    (spraycv.models.encoders); one without a tested replacement is a CheckpointError.
+    """
+    from spraycv.models.encoders import DeprecatedEncoderError, upgrade_checkpoint_meta
+
+    try:
+        return upgrade_checkpoint_meta(read_stored_sidecar(weights))
+    except DeprecatedEncoderError as exc:
+        raise CheckpointError(f"{weights}: {exc}") from None
 
 
 def load_checkpoint(weights: Path, device: str | torch.device = "cpu") -> tuple[nn.Module, dict]:
@@ -95,3 +109,29 @@ def load_checkpoint(weights: Path, device: str | torch.device = "cpu") -> tuple[
     except RuntimeError as exc:
         raise CheckpointError(f"{weights}: weights do not fit {meta['model']}: {exc}") from None
     return model.to(device).eval(), meta
+
+
+def upgrade_checkpoint(weights: Path, out: Path | None = None) -> str | None:
+    """Rewrite a checkpoint saved with a deprecated smp encoder under its replacement.
+
+    It goes through load_checkpoint, so files are converted by the same mapping as on load;
+    the stored float dtype and the rest of the sidecar are kept. `out` defaults to `weights`
+    (in place). Returns the encoder name replaced, or None for a current checkpoint, which
+    is left untouched.
+    """
+    from safetensors.torch import load_file
+
+    from spraycv.models.encoders import is_deprecated_encoder
+
+    weights = Path(weights)
+    old = str((read_stored_sidecar(weights).get("model") or {}).get("encoder", ""))
+    if not is_deprecated_encoder(old):
+        return None
+    model, meta = load_checkpoint(weights)
+    dtypes = {v.dtype for v in load_file(str(weights)).values() if v.is_floating_point()}
+    if len(dtypes) != 1:  # save_checkpoint writes one float dtype; anything else is foreign
+        raise CheckpointError(f"{weights}: mixed float dtypes {sorted(map(str, dtypes))}")
+    # save_checkpoint writes these two afresh; an old "weights_dtype" could misstate the file
+    sidecar = {k: v for k, v in meta.items() if k not in ("format", "weights_dtype")}
+    save_checkpoint(out or weights, model, sidecar, dtypes.pop())
+    return old

@@ -57,7 +57,7 @@ def test_round_trip_of_every_architecture(arch: str, tmp_path: Path):
 
 def test_fixed_size_export_of_a_same_padding_encoder(tmp_path: Path):
     """timm's runtime 'SAME' padding is frozen to constants: no shape arithmetic left."""
-    model, meta = _model("Unet", "timm-mobilenetv3_small_100")
+    model, meta = _model("Unet", "tu-tf_mobilenetv3_small_100")
     result = export_onnx(model, meta, tmp_path / "m.onnx", dynamic_hw=False)
     assert not result.dynamic_hw and result.valid_sizes == "exactly 64x64"
     ops = {n.op_type for n in onnx.load(str(result.path)).graph.node}

@@ -21,7 +21,7 @@ IO = ModelIO((64, 64), (0.485, 0.456, 0.406), (0.229, 0.224, 0.225))
 @pytest.fixture(scope="module")
 def exported(tmp_path_factory: pytest.TempPathFactory, tiny_checkpoint) -> tuple[Path, Path]:
     root = tmp_path_factory.mktemp("q")
-    weights, model, side = tiny_checkpoint(root, "Unet", "timm-mobilenetv3_small_100", IO)
+    weights, model, side = tiny_checkpoint(root, "Unet", "tu-tf_mobilenetv3_small_100", IO)
     fp32 = export_onnx(model, side, root / "m.onnx", dynamic_hw=False).path
     return weights, fp32
 
