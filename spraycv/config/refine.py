@@ -33,7 +33,7 @@ class RefinerTrainConfig(StrictModel):
     model: ModelConfig = Field(
         default_factory=lambda: ModelConfig(
             arch="Unet",
-            encoder="timm-mobilenetv3_small_100",
+            encoder="tu-tf_mobilenetv3_small_100",
             kwargs={"decoder_channels": [128, 64, 32, 16, 16]},
         )
     )
