@@ -17,6 +17,10 @@ from spraycv.data.synth.layout import sample_scene
 from spraycv.data.synth.params import NozzleParams, SceneParams
 from spraycv.data.synth.scene import draw_hardware
 
+# Bump whenever a change alters what a seed renders: held-out figures are comparable only
+# between datasets of one version (docs/experiments.md records it with every experiment).
+RENDERER_VERSION = 1
+
 
 @dataclass
 class RenderResult:

@@ -26,7 +26,7 @@ from tqdm import tqdm
 
 from spraycv import __version__
 from spraycv.config.render import RenderConfig
-from spraycv.data.synth.render import RenderResult, render_sample
+from spraycv.data.synth.render import RENDERER_VERSION, RenderResult, render_sample
 
 _OUTPUTS = ("images", "masks", "instances", "labels.jsonl", "dataset.json")
 
@@ -133,6 +133,7 @@ def write_dataset(
     jobs = [(i, seed, size, image_format, str(out), cfg) for i in range(n)]
     meta = {
         "spraycv_version": __version__,
+        "renderer_version": RENDERER_VERSION,
         "seed": seed,
         "n": n,
         "size": size,
