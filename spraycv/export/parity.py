@@ -117,22 +117,18 @@ def rendered_images(n: int, size: int = 384, seed0: int = PARITY_SEED0) -> list[
 
 
 def _angle_diffs(ref_masks: Sequence[np.ndarray], cand_masks: Sequence[np.ndarray]):
-    from spraycv.geometry import measure_cones
-    from spraycv.geometry.matching import match_to_truth
+    from spraycv.geometry.matching import compare_readings
+    from spraycv.measure import Measurer
 
+    measurer = Measurer()
     diffs: list[float] = []
     unmatched = 0
     for ref_mask, cand_mask in zip(ref_masks, cand_masks, strict=True):
-        ref = [m for m in measure_cones(ref_mask) if m.ok]
-        cand = [m for m in measure_cones(cand_mask) if m.ok]
-        truth = [  # the reference plumes in the shape match_to_truth expects
-            {"apex": m.apex, "length_px": m.length_px, "visible": True} for m in ref
-        ]
-        match = match_to_truth(cand, truth)
-        unmatched += len(match.missed) + len(match.extra)
-        diffs += [
-            abs(cand[p.meas].included_angle_deg - ref[p.gt].included_angle_deg) for p in match.pairs
-        ]
+        compared = compare_readings(
+            measurer.read_mask(ref_mask).measurements, measurer.read_mask(cand_mask).measurements
+        )
+        unmatched += compared.missed + compared.extra
+        diffs += [abs(e) for e in compared.errors_deg]
     return diffs, unmatched
 
 

@@ -90,3 +90,27 @@ def angle_errors(meas: ConeMeasurement, nz: Mapping[str, Any]) -> dict[str, floa
         "left": meas.half_angle_left_deg - float(nz["half_angle_left_deg"]),
         "right": meas.half_angle_right_deg - float(nz["half_angle_right_deg"]),
     }
+
+
+@dataclass(frozen=True)
+class ReadingComparison:
+    """Two readings of one frame compared: the signed included-angle differences of the
+    paired plumes (predicted - reference, deg), and the plumes left unpaired on each side."""
+
+    errors_deg: list[float]
+    missed: int  # reference plumes with no predicted partner
+    extra: int  # predicted plumes with no reference partner
+
+
+def compare_readings(
+    reference: Sequence[ConeMeasurement], predicted: Sequence[ConeMeasurement]
+) -> ReadingComparison:
+    """Pair the measured plumes of two readings by apex distance (as `match_to_truth`, with
+    the reference plumes as the truth) and compare their included angles; plumes without
+    angles are left out on both sides."""
+    ref = [m for m in reference if m.ok]
+    pred = [m for m in predicted if m.ok]
+    truth = [{"apex": m.apex, "length_px": m.length_px, "visible": True} for m in ref]
+    match = match_to_truth(pred, truth)
+    errors = [pred[p.meas].included_angle_deg - ref[p.gt].included_angle_deg for p in match.pairs]
+    return ReadingComparison(errors, len(match.missed), len(match.extra))

@@ -72,11 +72,28 @@ class Predictor(ABC):
         return f"{model.get('arch', '?')}-{model.get('encoder', '?')} ({self.backend})"
 
 
-class TorchPredictor(Predictor):
-    """PyTorch eager on a safetensors checkpoint and its JSON sidecar."""
+class ModulePredictor(Predictor):
+    """PyTorch eager on a model in memory (training evaluation, fine-tuning, checkpoints)."""
 
     backend = "pytorch"
     suffixes = (".safetensors",)
+
+    def __init__(self, model, io: ModelIO, meta: dict[str, Any] | None = None, device="cpu"):
+        import torch
+
+        self._torch = torch
+        self.model = model
+        self.device = torch.device(device)
+        super().__init__(io, meta or {})
+
+    def infer(self, batch: np.ndarray) -> np.ndarray:
+        with self._torch.inference_mode():
+            out = self.model(self._torch.from_numpy(batch).to(self.device))
+        return out.float().cpu().numpy()
+
+
+class TorchPredictor(ModulePredictor):
+    """PyTorch eager on a safetensors checkpoint and its JSON sidecar."""
 
     def __init__(self, weights: Path, device: str = "cpu", threads: int | None = None):
         import torch
@@ -85,15 +102,8 @@ class TorchPredictor(Predictor):
 
         if threads is not None:  # torch's pool is per process: this sets it for all models
             torch.set_num_threads(threads)
-        self._torch = torch
-        self.model, meta = load_checkpoint(weights, device)
-        self.device = torch.device(device)
-        super().__init__(ModelIO.from_sidecar(meta), meta)
-
-    def infer(self, batch: np.ndarray) -> np.ndarray:
-        with self._torch.inference_mode():
-            out = self.model(self._torch.from_numpy(batch).to(self.device))
-        return out.float().cpu().numpy()
+        model, meta = load_checkpoint(weights, device)
+        super().__init__(model, ModelIO.from_sidecar(meta), meta, device)
 
 
 @dataclass(frozen=True)

@@ -9,7 +9,7 @@ import numpy as np
 import torch
 from torch import nn
 
-from spraycv.runtime.processing import ModelIO, postprocess, preprocess
+from spraycv.runtime.processing import ModelIO
 from spraycv.training.distributed import DistInfo, all_reduce_sum
 from spraycv.training.metrics import MaskMetrics
 from spraycv.training.precision import autocast
@@ -73,23 +73,19 @@ def angle_errors(
     Each sample's reference angles come from the geometry on its labelled mask, the same
     definition as the prediction's; plumes are paired by apex distance.
     """
-    from spraycv.geometry import measure_cones
-    from spraycv.geometry.matching import match_to_truth
+    from spraycv.geometry.matching import compare_readings
+    from spraycv.measure import Measurer
+    from spraycv.runtime.predictor import ModulePredictor
 
     model.eval()
+    measurer = Measurer(ModulePredictor(model, io, device=device))
     result = AngleErrors()
     for sample in samples:
         image, ref_mask = sample.load()
-        logits = model(torch.from_numpy(preprocess([image], io)).to(device)).float().cpu().numpy()
-        (pred_mask,) = postprocess(logits, [image.shape[:2]], io)
-        ref = [m for m in measure_cones(ref_mask) if m.ok]
-        pred = [m for m in measure_cones(pred_mask) if m.ok]
-        truth = [{"apex": r.apex, "length_px": r.length_px} for r in ref]
-        match = match_to_truth(pred, truth)
-        result.errors_deg += [
-            pred[p.meas].included_angle_deg - ref[p.gt].included_angle_deg for p in match.pairs
-        ]
-        result.missed += len(match.missed)
-        result.extra += len(match.extra)
+        reference = measurer.read_mask(ref_mask).measurements
+        compared = compare_readings(reference, measurer(image).measurements)
+        result.errors_deg += compared.errors_deg
+        result.missed += compared.missed
+        result.extra += compared.extra
         result.frames += 1
     return result

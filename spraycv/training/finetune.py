@@ -26,10 +26,11 @@ from spraycv.config.loader import dump_config
 from spraycv.config.train import ModelConfig, TrainConfig
 from spraycv.data.formats import load_samples
 from spraycv.data.sample import DataError, Sample
-from spraycv.geometry import measure_cones
-from spraycv.geometry.matching import match_to_truth
+from spraycv.geometry.matching import compare_readings
+from spraycv.measure import Measurer
 from spraycv.models.registry import count_parameters
-from spraycv.runtime.processing import ModelIO, postprocess, preprocess
+from spraycv.runtime.predictor import ModulePredictor
+from spraycv.runtime.processing import ModelIO
 from spraycv.training.checkpoint import load_checkpoint, save_checkpoint
 from spraycv.training.data import Splits
 from spraycv.training.finetune_data import (
@@ -66,19 +67,15 @@ def score(
     (in the label) or extra (in the prediction). Angle figures are NaN with no pairs.
     """
     model.eval()
+    measurer = Measurer(ModulePredictor(model, io, device=device))
     ious, errors, missed, extra = [], [], 0, 0
     for sample in samples:
         image, label = sample.load()
-        logits = model(torch.from_numpy(preprocess([image], io)).to(device)).float().cpu()
-        (pred,) = postprocess(logits.numpy(), [image.shape[:2]], io)
-        ious.append(iou_dice(pred, label)[0])
-        ref = [m for m in measure_cones(label) if m.ok]
-        got = [m for m in measure_cones(pred) if m.ok]
-        match = match_to_truth(got, [{"apex": r.apex, "length_px": r.length_px} for r in ref])
-        errors += [
-            abs(got[p.meas].included_angle_deg - ref[p.gt].included_angle_deg) for p in match.pairs
-        ]
-        missed, extra = missed + len(match.missed), extra + len(match.extra)
+        reading = measurer(image)
+        ious.append(iou_dice(reading.mask, label)[0])
+        compared = compare_readings(measurer.read_mask(label).measurements, reading.measurements)
+        errors += [abs(e) for e in compared.errors_deg]
+        missed, extra = missed + compared.missed, extra + compared.extra
     err = np.asarray(errors, dtype=float)
     return {
         "images": float(len(ious)),
