@@ -88,6 +88,24 @@ class Measurer:
         return Reading(mask, apexes, measurements)
 
 
+def load_measurer(
+    weights: Path,
+    hints: MeasureHints | None = None,
+    config: GeometryConfig | None = None,
+    threads: int | None = None,
+    refine: bool = True,
+) -> Measurer:
+    """The pipeline of a model file: its predictor, and the refiner stored beside it
+    (spraycv.refine.stage.refiner_companion) unless `refine` is off or there is none."""
+    from spraycv.refine.stage import Refiner, refiner_companion
+    from spraycv.runtime.predictor import load_predictor
+
+    predictor = load_predictor(weights, threads=threads)
+    companion = refiner_companion(weights)
+    refiner = Refiner.load(companion, threads) if refine and companion.is_file() else None
+    return Measurer(predictor, hints, config, refiner)
+
+
 def as_measurer(segmenter: Segmenter | Measurer) -> Measurer:
     """A measurer as it is, or the default pipeline around a bare segmenter."""
     return segmenter if isinstance(segmenter, Measurer) else Measurer(segmenter)

@@ -105,3 +105,20 @@ def test_measurements_without_angles_pass_through_unchanged() -> None:
     image = np.zeros((64, 64, 3), np.uint8)
     assert Refiner(BrightIsSpray()).refine(image, [unmeasured]) == [unmeasured]
     assert Refiner(BrightIsSpray()).refine(image, []) == []
+
+
+@pytest.mark.parametrize(
+    ("weights", "companion"),
+    [
+        ("weights/default.safetensors", "weights/default.refiner.safetensors"),
+        ("w/default.onnx", "w/default.refiner.onnx"),
+        ("w/default.int8.onnx", "w/default.int8.refiner.onnx"),
+        ("runs/x/best.fp16.engine", "runs/x/best.fp16.refiner.engine"),
+    ],
+)
+def test_the_refiner_of_a_model_file_sits_beside_it_in_its_format(weights, companion) -> None:
+    from pathlib import Path
+
+    from spraycv.refine.stage import refiner_companion
+
+    assert refiner_companion(Path(weights)) == Path(companion)
