@@ -10,12 +10,14 @@ rate before and during the load, and whether stored frames equal inferred frames
 SIGTERM. Bounded: it stops by itself.
 
 Usage: python benchmarks/api_load.py [--idle 500] [--requests 200] [--rounds 5]
+       [--daemon-src DIR]   (the daemon from another checkout, for a side-by-side)
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
 import signal
 import statistics
 import subprocess
@@ -47,7 +49,7 @@ def inferred(port: int) -> float:
     return sum(float(x.rsplit(" ", 1)[1]) for x in lines if x.startswith("spraycv_frames_inf"))
 
 
-def start(work: Path, max_fps: float) -> tuple[subprocess.Popen, int]:
+def start(work: Path, max_fps: float, src: Path | None) -> tuple[subprocess.Popen, int]:
     port = free_port()
     config = {
         "sources": [{"name": "cam", "url": str(SAMPLES_DIR / "video.mp4"), "max_fps": max_fps}],
@@ -58,9 +60,11 @@ def start(work: Path, max_fps: float) -> tuple[subprocess.Popen, int]:
         "log_level": "WARNING",
     }
     (work / "daemon.yaml").write_text(yaml.safe_dump(config))
+    env = {**os.environ, "PYTHONPATH": str(src)} if src else None  # -m also looks in cwd
     daemon = subprocess.Popen(
         [sys.executable, "-m", "spraycv", "daemon", "--config", str(work / "daemon.yaml")],
-        stdout=subprocess.PIPE, stderr=(work / "daemon.log").open("w"), text=True,
+        stdout=subprocess.PIPE, stderr=(work / "daemon.log").open("w"), text=True, env=env,
+        cwd=src,
     )  # fmt: skip
     deadline = time.monotonic() + 120
     while time.monotonic() < deadline and daemon.poll() is None:
@@ -105,11 +109,12 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=5)
     parser.add_argument("--deadline-s", type=float, default=5.0)
     parser.add_argument("--max-fps", type=float, default=10.0)
+    parser.add_argument("--daemon-src", type=Path, default=None)
     args = parser.parse_args()
 
     work = Path(tempfile.mkdtemp(prefix="spraycv-api-load-"))
     seed_measurements(work / "db.sqlite", frames=5000)
-    daemon, port = start(work, args.max_fps)
+    daemon, port = start(work, args.max_fps, args.daemon_src)
     before = thread_count(daemon.pid)
     idle_rate = rate(port, 10)
     outcomes: list[Outcome] = []
