@@ -104,7 +104,8 @@ class ApiConfig(StrictModel):
     # requests waiting for a worker beyond this are answered 503 at once (/health excepted)
     max_waiting: int = Field(default=32, ge=1)
     max_connections: int = Field(default=1000, ge=1)  # open sockets in all (idle ones too)
-    max_connections_per_client: int = Field(default=32, ge=1)  # per client IP address
+    # per client IP address (behind a reverse proxy every client is the proxy)
+    max_connections_per_client: int = Field(default=32, ge=1)
     idle_timeout_s: int = Field(default=10, ge=1)  # a socket with no request is closed
     request_timeout_s: float = Field(default=5.0, gt=0)  # the longest database query
     # rows per /measurements or /events response; a larger limit is capped (clients page)

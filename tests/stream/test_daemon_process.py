@@ -111,3 +111,22 @@ def test_every_stderr_line_is_json_with_a_broken_second_source(tmp_path: Path) -
     failed = {r["source"] for r in records if r["msg"] == "source failed"}
     assert failed == {"broken", "locked"}
     assert "hunter2" not in text and "rtsp://admin:***@127.0.0.1" in text
+
+
+def test_python_warnings_and_other_libraries_log_json_lines() -> None:
+    code = (
+        "import logging, warnings\n"
+        "from spraycv.stream.logs import quiet_native_logging, setup_json_logging\n"
+        "setup_json_logging(); quiet_native_logging()\n"
+        "warnings.warn('careful', UserWarning)\n"
+        "logging.getLogger('waitress').error('a library error')\n"
+        "logging.getLogger('spraycv.x').info('ours', extra={'url': 'rtsp://a:hunter2@h/s'})\n"
+    )
+    run = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, timeout=120, check=True
+    )
+    lines = [json.loads(line) for line in run.stderr.splitlines()]
+    assert [(r["logger"], r["level"]) for r in lines] == [
+        ("py.warnings", "WARNING"), ("waitress", "ERROR"), ("spraycv.x", "INFO"),
+    ]  # fmt: skip
+    assert "careful" in lines[0]["msg"] and lines[2]["url"] == "rtsp://a:***@h/s"
