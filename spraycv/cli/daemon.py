@@ -3,9 +3,12 @@
 from __future__ import annotations
 
 import json
+import logging
 from pathlib import Path
 
 import typer
+
+log = logging.getLogger("spraycv.cli.daemon")
 
 
 def source_entries(sources: list[str]) -> list[dict[str, str]]:
@@ -36,14 +39,16 @@ def daemon(
     """Measure cone angles on camera streams until SIGTERM/SIGINT.
 
     Every inferred frame and nozzle measurement goes into SQLite (WAL); alarms are raised
-    when a nozzle's smoothed angle leaves its spec. Logs are JSON lines on stderr. Exits 0
-    after a graceful stop, 2 when it cannot start.
+    when a nozzle's smoothed angle leaves its spec. Every stderr line is a JSON log record,
+    start errors included. Exits 0 after a graceful stop, 2 when it cannot start.
     """
     from spraycv.config.daemon import DaemonConfig
     from spraycv.config.loader import ConfigError, load_config, merge
     from spraycv.stream.daemon import Daemon, DaemonStartError
-    from spraycv.stream.logs import setup_json_logging
+    from spraycv.stream.logs import quiet_native_logging, setup_json_logging
 
+    setup_json_logging()  # before the config, so that its errors are JSON lines too
+    quiet_native_logging()
     try:
         cfg = load_config(DaemonConfig, config, list(overrides or []))
         extra: dict = {}
@@ -56,16 +61,10 @@ def daemon(
         if port is not None:
             extra["api"] = {"port": port}
         cfg = DaemonConfig.model_validate(merge(cfg.model_dump(mode="json"), extra))
-    except (ConfigError, ValueError) as exc:
-        typer.echo(f"error: {exc}", err=True)
-        raise typer.Exit(2) from None
-    setup_json_logging(cfg.log_level)
-    try:
+        setup_json_logging(cfg.log_level)
         runner = Daemon(cfg)
-    except DaemonStartError as exc:
-        typer.echo(f"error: {exc}", err=True)
+    except (ConfigError, ValueError, DaemonStartError, OSError) as exc:
+        log.error("cannot start", extra={"error": str(exc)})
         raise typer.Exit(2) from None
-    if runner.api is not None:
-        typer.echo(f"spraycv daemon: API on {runner.api.url}", err=True)
     summary = runner.run_until_signal()
     typer.echo(json.dumps({"stopped": summary}))

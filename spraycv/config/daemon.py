@@ -89,13 +89,34 @@ class StoreConfig(StrictModel):
 
 
 class ApiConfig(StrictModel):
-    """The HTTP API; loopback by default, a bearer token required anywhere else."""
+    """The HTTP API; loopback by default, a bearer token required anywhere else.
+
+    The limits keep a flood of clients or idle sockets from tying the API (or the
+    measuring) up: see spraycv/stream/api.py.
+    """
 
     enabled: bool = True
     host: str = "127.0.0.1"
     port: int = Field(default=8765, ge=0, le=65535)  # 0: any free port
     token: str | None = None
     jpeg_quality: int = Field(default=85, ge=10, le=100)
+    workers: int = Field(default=4, ge=1, le=64)  # threads that run requests
+    # requests waiting for a worker beyond this are answered 503 at once (/health excepted)
+    max_waiting: int = Field(default=32, ge=1)
+    max_connections: int = Field(default=1000, ge=1)  # open sockets in all (idle ones too)
+    # per client IP address (behind a reverse proxy every client is the proxy)
+    max_connections_per_client: int = Field(default=32, ge=1)
+    idle_timeout_s: int = Field(default=10, ge=1)  # a socket with no request is closed
+    request_timeout_s: float = Field(default=5.0, gt=0)  # the longest database query
+    # rows per /measurements or /events response; a larger limit is capped (clients page)
+    max_rows: int = Field(default=10_000, ge=100, le=100_000)
+
+    @field_validator("token")
+    @classmethod
+    def _token_not_blank(cls, token: str | None) -> str | None:
+        if token is not None and not token.strip():
+            raise ValueError("api.token is blank: set a real token or leave it out (null)")
+        return token
 
     @model_validator(mode="after")
     def _token_off_loopback(self) -> ApiConfig:

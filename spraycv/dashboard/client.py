@@ -10,8 +10,13 @@ import json
 import urllib.error
 import urllib.request
 from dataclasses import dataclass
+from email.message import Message
+from http import HTTPStatus
 from typing import Any
 from urllib.parse import quote, urlencode, urlparse
+
+from spraycv.redact import redact_credentials
+from spraycv.stream.api import ROW_CAP_HEADER
 
 
 class DaemonError(RuntimeError):
@@ -23,8 +28,9 @@ class DaemonUnreachable(DaemonError):
 
     def __init__(self, url: str, reason: str):
         super().__init__(
-            f"cannot reach the spraycv daemon at {url}: {reason}. Is `spraycv daemon` running "
-            "there? Check the URL, or clear it to use the embedded demo daemon."
+            f"cannot reach the spraycv daemon at {redact_credentials(url)}: {reason}. Is "
+            "`spraycv daemon` running there? Check the URL, or clear it to use the embedded "
+            "demo daemon."
         )
         self.url, self.reason = url, reason
 
@@ -34,7 +40,8 @@ class DaemonApiError(DaemonError):
 
     def __init__(self, url: str, status: int, message: str):
         hint = " (set the token: SPRAYCV_DAEMON_TOKEN or the sidebar)" if status == 401 else ""
-        super().__init__(f"the daemon at {url} answered HTTP {status}: {message}{hint}")
+        shown = redact_credentials(url)
+        super().__init__(f"the daemon at {shown} answered HTTP {status}: {message}{hint}")
         self.url, self.status, self.message = url, status, message
 
 
@@ -54,16 +61,28 @@ class DaemonClient:
     def __init__(self, url: str, token: str | None = None, timeout: float = 5.0):
         parsed = urlparse(url.strip())
         if parsed.scheme not in ("http", "https") or not parsed.netloc:
-            raise ValueError(f"daemon URL must look like http://HOST:PORT, got {url!r}")
+            shown = redact_credentials(url)
+            raise ValueError(f"daemon URL must look like http://HOST:PORT, got {shown!r}")
         self.url = url.strip().rstrip("/")
         self.token = token or None
         self.timeout = timeout
 
-    def __repr__(self) -> str:  # never the token
-        return f"DaemonClient({self.url!r})"
+    def __repr__(self) -> str:  # never the token, nor a password in the URL
+        return f"DaemonClient({self.shown_url!r})"
+
+    @property
+    def shown_url(self) -> str:
+        """The URL as shown to the operator (without a password)."""
+        return redact_credentials(self.url)
 
     # -- transport -------------------------------------------------------------------------
     def _get(self, path: str, params: dict[str, Any] | None = None) -> bytes:
+        return self._fetch(path, params)[0]
+
+    def _fetch(
+        self, path: str, params: dict[str, Any] | None = None, answers: tuple[int, ...] = ()
+    ) -> tuple[bytes, Message]:
+        """(body, headers); an HTTP error status not in `answers` raises DaemonApiError."""
         query = {k: v for k, v in (params or {}).items() if v is not None}
         target = self.url + path + (f"?{urlencode(query)}" if query else "")
         request = urllib.request.Request(target)
@@ -71,8 +90,10 @@ class DaemonClient:
             request.add_header("Authorization", f"Bearer {self.token}")
         try:
             with urllib.request.urlopen(request, timeout=self.timeout) as response:
-                return response.read()
+                return response.read(), response.headers
         except urllib.error.HTTPError as exc:
+            if exc.code in answers:
+                return exc.read(), exc.headers
             raise DaemonApiError(self.url, exc.code, _error_message(exc)) from None
         except urllib.error.URLError as exc:
             raise DaemonUnreachable(self.url, str(exc.reason)) from None
@@ -82,7 +103,9 @@ class DaemonClient:
             raise DaemonUnreachable(self.url, str(exc)) from None
 
     def _json(self, path: str, params: dict[str, Any] | None = None) -> Any:
-        body = self._get(path, params)
+        return self._decode(path, self._get(path, params))
+
+    def _decode(self, path: str, body: bytes) -> Any:
         try:
             return json.loads(body)
         except ValueError:
@@ -90,7 +113,9 @@ class DaemonClient:
 
     # -- endpoints (see spraycv/stream/api.py) ---------------------------------------------
     def health(self) -> dict[str, Any]:
-        return self._json("/health")
+        """The daemon's state; "failed" (HTTP 503: nothing streams) is an answer too."""
+        body, _ = self._fetch("/health", answers=(HTTPStatus.SERVICE_UNAVAILABLE,))
+        return self._decode("/health", body)
 
     def sources(self) -> list[dict[str, Any]]:
         return self._json("/sources")
@@ -128,9 +153,28 @@ class DaemonClient:
     def _window(
         self, path: str, since: float, until: float | None, source: str | None, limit: int
     ) -> list[dict[str, Any]]:
-        """Rows of `path` from `since` to `until` (None: now), of one source or all."""
-        params = {"since": since, "until": until, "source": source, "limit": limit}
-        return self._json(path, params)
+        """Up to `limit` rows of `path` from `since` to `until` (None: now), oldest first.
+
+        The daemon caps the rows of one response (api.max_rows, sent as X-Row-Cap): a full
+        page goes on from its last row's time, skipping the rows already held at that time.
+        """
+        rows: list[dict[str, Any]] = []
+        while True:  # at least one request: the daemon judges the query
+            held = {r["id"] for r in rows if r["time"] == since}  # the next page repeats them
+            asked = limit - len(rows) + len(held)
+            params = {"since": since, "until": until, "source": source, "limit": asked}
+            body, headers = self._fetch(path, params)
+            page = self._decode(path, body)
+            fresh = [r for r in page if r["id"] not in held]
+            rows.extend(fresh)
+            cap = int(headers.get(ROW_CAP_HEADER) or asked)
+            if len(rows) >= limit or len(page) < min(asked, cap):
+                break  # enough, or the window's end
+            if not fresh:
+                message = f"{path}: more rows share one time than one page holds"
+                raise DaemonApiError(self.url, 200, message)
+            since = page[-1]["time"]
+        return rows[:limit]
 
     def snapshot(self, source: str, tries: int = 3) -> Snapshot | None:
         """The latest record of a source with the JPEG of that same frame.

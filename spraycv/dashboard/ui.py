@@ -18,6 +18,7 @@ from spraycv.dashboard.live import STATUS_STYLES, NozzleCard
 from spraycv.dashboard.settings import Settings, load_settings
 from spraycv.dashboard.specs import SpecTable
 from spraycv.paths import default_weights
+from spraycv.redact import redact_credentials
 from spraycv.runtime.predictor import Predictor, load_predictor
 from spraycv.stream.daemon import Daemon, DaemonStartError
 
@@ -93,16 +94,20 @@ class Connection:
 def connect(settings: Settings | None = None) -> Connection:
     """Sidebar fields for the daemon (defaults from the environment) -> a Connection."""
     settings = settings or load_settings()
+    env_url = settings.daemon_url or ""
     with st.sidebar:
         st.subheader("Daemon")
-        url = st.text_input(
+        # Widget values go to the browser: the field shows the environment's URL without
+        # its password, and left as shown it stands for the real one.
+        typed = st.text_input(
             "Daemon URL",
-            value=settings.daemon_url or "",
+            value=redact_credentials(env_url),
             placeholder="empty: embedded demo on the sample video",
             key="daemon_url",
             help="A running `spraycv daemon`'s API, e.g. http://127.0.0.1:8765 "
             "(env SPRAYCV_DAEMON_URL).",
         ).strip()
+        url = env_url if typed == redact_credentials(env_url) else typed
         # The environment's token is never put in the field: widget values go to the browser.
         token = st.text_input(
             "Token", type="password", key="daemon_token",
@@ -124,15 +129,16 @@ def connect(settings: Settings | None = None) -> Connection:
             specs = SpecTable.from_yaml(Path(config_path))
         except ConfigError as exc:
             warning = f"No spec bands on the trend: {exc}"
+    shown = redact_credentials(url)  # the label is shown on the pages
     try:
         client = DaemonClient(url, token or None)
     except ValueError as exc:
-        return Connection(None, url, False, specs, str(exc))
+        return Connection(None, shown, False, specs, str(exc))
     if not config_path:
         # the daemon reports its rules; an unreachable one is reported by the page itself
         with contextlib.suppress(DaemonUnreachable, DaemonApiError, KeyError, ValueError):
             specs = SpecTable.from_sources(client.sources())
-    return Connection(client, url, False, specs, warning=warning)
+    return Connection(client, shown, False, specs, warning=warning)
 
 
 def _embedded(settings: Settings) -> Connection:

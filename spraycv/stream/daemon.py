@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import os
 import signal
@@ -14,8 +15,9 @@ import cv2
 
 from spraycv.config.daemon import DaemonConfig
 from spraycv.paths import default_weights
+from spraycv.redact import redact_credentials
 from spraycv.runtime.predictor import Predictor, load_predictor
-from spraycv.stream.api import ApiServer
+from spraycv.stream.api import ApiServer, HealthStatus
 from spraycv.stream.metrics import Metrics
 from spraycv.stream.reader import SourceReader, SourceState
 from spraycv.stream.store import StoreError, StoreReader, StoreWriter
@@ -45,6 +47,23 @@ def load_model(config: DaemonConfig) -> Predictor:
         raise DaemonStartError(f"model {weights} failed to load: {exc}") from None
 
 
+def open_writer(config: DaemonConfig) -> StoreWriter:
+    """Create or migrate the database and start nothing yet."""
+    try:
+        return StoreWriter(
+            config.store.path, config.store.flush_every_s, config.store.retention_days
+        )
+    except StoreError as exc:
+        raise DaemonStartError(str(exc)) from None
+
+
+def health_status(streaming: int, sources: int, pipeline_alive: bool) -> HealthStatus:
+    """failed: nothing is measured; degraded: some sources are down; ok: all stream."""
+    if streaming == 0 or not pipeline_alive:
+        return HealthStatus.FAILED
+    return HealthStatus.OK if streaming == sources else HealthStatus.DEGRADED
+
+
 class Daemon:
     """Builds every part from a config; `start()`, then `stop()` (or `run_until_signal()`)."""
 
@@ -53,24 +72,25 @@ class Daemon:
             raise DaemonStartError("no sources configured: give --source or a config file")
         self.config = config
         self.started_at = time.time()
-        try:  # the database first: it fails fast, the model takes seconds to load
-            self.writer = StoreWriter(
-                config.store.path, config.store.flush_every_s, config.store.retention_days
-            )
-        except StoreError as exc:
-            raise DaemonStartError(str(exc)) from None
-        self.store = StoreReader(config.store.path)
-        self.predictor = predictor or load_model(config)
         self.metrics = Metrics()
         self._wake = threading.Condition()
         self.readers = {
             s.name: SourceReader(s, config.reconnect, self._wake) for s in config.sources
         }
+        self.store = StoreReader(config.store.path, query_timeout_s=config.api.request_timeout_s)
+        # Everything that can fail is checked before the disk is touched: the API port, then
+        # the model (seconds); only then is the database created or migrated.
+        with contextlib.ExitStack() as undo:
+            self.api = ApiServer(self, config.api) if config.api.enabled else None
+            if self.api is not None:
+                undo.callback(self.api.stop)
+            self.predictor = predictor or load_model(config)
+            self.writer = open_writer(config)
+            undo.pop_all()
         self.worker = InferenceWorker(
             config, self.readers, self._wake, self.predictor, self.writer, self.metrics
         )
         self._register_metrics()
-        self.api = ApiServer(self, config.api) if config.api.enabled else None
         self.rss_start = _rss_bytes()
         self._stopped = threading.Event()
 
@@ -85,7 +105,7 @@ class Daemon:
         log.info(
             "daemon started",
             extra={
-                "sources": list(self.readers),
+                "sources": {n: redact_credentials(r.config.url) for n, r in self.readers.items()},
                 "model": self.predictor.name,
                 "db": str(self.config.store.path),
                 "api": self.api.url if self.api else None,
@@ -100,10 +120,16 @@ class Daemon:
         for reader in self.readers.values():
             reader.stop()
         self.worker.stop()
-        self.worker.join(timeout)
+        if self.worker.ident is not None:  # a daemon built but never started stops too
+            self.worker.join(timeout)
         self.writer.close(timeout)
         if self.api is not None:
             self.api.stop()
+        for reader in self.readers.values():
+            # A reader inside OpenCV's open or read must come back before the interpreter
+            # exits: a thread unwound inside OpenCV at exit aborts the process.
+            if reader.ident is not None:
+                reader.join(reader.config.open_timeout_s + reader.config.read_timeout_s)
         self._stopped.set()
         summary = self.summary()
         log.info("daemon stopped", extra=summary)
@@ -137,10 +163,12 @@ class Daemon:
 
     def health(self) -> dict[str, Any]:
         states = {name: str(r.state) for name, r in self.readers.items()}
-        up = any(r.state is SourceState.CONNECTED for r in self.readers.values())
+        streaming = sum(r.state is SourceState.CONNECTED for r in self.readers.values())
+        alive = self.worker.is_alive() and self.writer.is_alive()
         return {
-            "status": "ok" if self.worker.is_alive() and self.writer.is_alive() else "degraded",
-            "streaming": up,
+            "status": str(health_status(streaming, len(self.readers), alive)),
+            "streaming": streaming > 0,
+            "pipeline_alive": alive,
             "uptime_s": round(time.time() - self.started_at, 3),
             "model": self.predictor.name,
             "backend": self.predictor.backend,
@@ -209,3 +237,7 @@ class Daemon:
         )
         m.gauge("store_errors_total", lambda: {(): writer.errors}, kind="counter")
         m.gauge("resident_memory_bytes", lambda: {(): _rss_bytes()})
+        if self.api is not None:
+            api = self.api
+            m.describe("api_refused_total", "API connections or requests refused by a limit")
+            m.gauge("api_refused_total", lambda: {(): api.refused}, kind="counter")

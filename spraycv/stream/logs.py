@@ -1,13 +1,22 @@
-"""Structured logs: one JSON object per line on stderr, with the `extra=` fields of each call."""
+"""Structured logs: one JSON object per line on stderr, with the `extra=` fields of each call.
+
+In the daemon every stderr line is JSON: spraycv's records, other libraries' (waitress),
+Python warnings, and no native text: OpenCV and FFmpeg print straight to stderr from C++,
+so their logging is silenced (the readers log why a source fails, as JSON).
+"""
 
 from __future__ import annotations
 
 import json
 import logging
+import os
 import sys
 import time
 
+from spraycv.redact import redact_credentials
+
 _STANDARD = set(logging.LogRecord("", 0, "", 0, "", (), None).__dict__) | {"message", "asctime"}
+FFMPEG_QUIET = "-8"  # AV_LOG_QUIET: read by OpenCV when it first opens an FFmpeg capture
 
 
 class JsonFormatter(logging.Formatter):
@@ -22,16 +31,34 @@ class JsonFormatter(logging.Formatter):
         out.update({k: v for k, v in record.__dict__.items() if k not in _STANDARD})
         if record.exc_info:
             out["exc"] = self.formatException(record.exc_info)
-        return json.dumps(out, default=str)
+        # the last stop before a log line leaves the process: no URL password gets past it
+        return redact_credentials(json.dumps(out, default=str))
+
+
+def quiet_native_logging() -> None:
+    """Silence OpenCV's and FFmpeg's own stderr printing (plain text, not JSON)."""
+    os.environ["OPENCV_FFMPEG_LOGLEVEL"] = FFMPEG_QUIET
+    os.environ["OPENCV_LOG_LEVEL"] = "SILENT"  # for a cv2 imported after this
+    import cv2  # already imported by the CLI: its log level is set at run time too
+
+    cv2.utils.logging.setLogLevel(cv2.utils.logging.LOG_LEVEL_SILENT)
 
 
 def setup_json_logging(level: str = "INFO") -> None:
-    """Send the `spraycv` loggers to stderr as JSON lines (replacing earlier handlers)."""
-    logger = logging.getLogger("spraycv")
-    for handler in list(logger.handlers):
-        logger.removeHandler(handler)
+    """Every log record of the process to stderr as JSON (replacing earlier handlers):
+    spraycv's from `level`, other libraries' and Python warnings from WARNING."""
     handler = logging.StreamHandler(sys.stderr)
     handler.setFormatter(JsonFormatter())
-    logger.addHandler(handler)
-    logger.setLevel(level)
-    logger.propagate = False
+    root = logging.getLogger()
+    for old in list(root.handlers):
+        root.removeHandler(old)
+    root.addHandler(handler)
+    root.setLevel(logging.WARNING)
+    spraycv = logging.getLogger("spraycv")
+    for old in list(spraycv.handlers):
+        spraycv.removeHandler(old)
+    spraycv.setLevel(level)
+    spraycv.propagate = True
+    logging.captureWarnings(True)  # warnings.warn -> the "py.warnings" logger -> JSON
+    # waitress warns on every request that waits for a worker; the API's 503s tell the load
+    logging.getLogger("waitress.queue").setLevel(logging.ERROR)

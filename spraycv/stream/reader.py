@@ -13,6 +13,7 @@ import cv2
 import numpy as np
 
 from spraycv.config.daemon import ReconnectConfig, SourceConfig
+from spraycv.redact import redact_credentials
 
 log = logging.getLogger("spraycv.stream.reader")
 
@@ -117,7 +118,7 @@ class SourceReader(threading.Thread):
     def status(self) -> dict[str, object]:
         return {
             "name": self.config.name,
-            "url": self.config.url,
+            "url": redact_credentials(self.config.url),
             "state": str(self.state),
             "size": list(self.size) if self.size else None,
             "frames_read": self.frames_read,
@@ -218,6 +219,8 @@ class SourceReader(threading.Thread):
 
     def _fail(self, reason: str) -> None:
         self._failures += 1
+        # shown by the API, the logs and the source_lost event: OpenCV's errors may quote the URL
+        reason = redact_credentials(reason)
         self.last_error = reason
         failed = self._failures >= self.reconnect.failed_after
         new_state = SourceState.FAILED if failed else SourceState.RECONNECTING

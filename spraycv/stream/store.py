@@ -16,6 +16,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
+from spraycv.redact import redact_credentials
 from spraycv.stream.records import Event, FrameRecord
 
 log = logging.getLogger("spraycv.stream.store")
@@ -68,11 +69,16 @@ class StoreError(RuntimeError):
     """The database cannot be opened, migrated or written; the message says which file."""
 
 
-def connect(path: Path, readonly: bool = False) -> sqlite3.Connection:
-    """A connection with WAL and a busy timeout (readers and the writer never block long)."""
+def connect(path: Path, readonly: bool = False, timeout_s: float = 10.0) -> sqlite3.Connection:
+    """A connection with WAL and a busy timeout (readers and the writer never block long).
+
+    readonly: SQLite's read-only mode, so a reader can never take the write lock; with WAL
+    it reads a snapshot while the writer goes on.
+    """
     try:
         if readonly:
-            conn = sqlite3.connect(f"file:{path}?mode=ro", uri=True, timeout=10)
+            uri = f"{Path(path).absolute().as_uri()}?mode=ro"  # as_uri escapes "?" and "#"
+            conn = sqlite3.connect(uri, uri=True, timeout=timeout_s)
         else:
             conn = sqlite3.connect(path, timeout=10, check_same_thread=False)
             conn.execute("PRAGMA journal_mode=WAL")
@@ -231,18 +237,31 @@ def _insert(table: str, columns: tuple[str, ...]) -> str:
 
 
 class StoreReader:
-    """Read-only queries for the API and the dashboard (their own connection per call)."""
+    """Read-only queries for the API and the dashboard (their own connection per call).
 
-    def __init__(self, path: Path):
+    query_timeout_s: a query running longer is interrupted with a StoreError (the API's
+    request timeout); None: no limit.
+    """
+
+    def __init__(self, path: Path, query_timeout_s: float | None = None):
         self.path = Path(path)
+        self.query_timeout_s = query_timeout_s
 
     @contextmanager
     def _conn(self) -> Iterator[sqlite3.Connection]:
         if not self.path.is_file():
             raise StoreError(f"{self.path}: no such database")
-        conn = connect(self.path, readonly=True)
+        conn = connect(self.path, readonly=True, timeout_s=self.query_timeout_s or 10.0)
+        if self.query_timeout_s is not None:
+            deadline = time.monotonic() + self.query_timeout_s
+            # called every 10k virtual-machine steps; a non-zero return interrupts the query
+            conn.set_progress_handler(lambda: time.monotonic() > deadline, 10_000)
         try:
             yield conn
+        except sqlite3.OperationalError as exc:
+            if "interrupted" not in str(exc):
+                raise
+            raise StoreError(f"query took longer than {self.query_timeout_s:g} s") from None
         finally:
             conn.close()
 
@@ -278,7 +297,9 @@ class StoreReader:
         self, since: float = 0.0, until: float | None = None, source: str | None = None,
         limit: int = 10_000,
     ) -> list[dict[str, Any]]:  # fmt: skip
-        return self._since("events", since, until, source, limit)
+        """Events; a URL password in a message (a row of an older spraycv) is not shown."""
+        rows = self._since("events", since, until, source, limit)
+        return [{**r, "message": redact_credentials(r["message"])} for r in rows]
 
     def sources(self) -> list[str]:
         return [r["source"] for r in self._rows("SELECT DISTINCT source FROM frames", ())]

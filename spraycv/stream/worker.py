@@ -16,6 +16,7 @@ import numpy as np
 
 from spraycv.config.daemon import DaemonConfig, SourceConfig
 from spraycv.geometry import ConeMeasurement, MeasureHints, measure_cones
+from spraycv.redact import redact_credentials
 from spraycv.runtime.predictor import Predictor, Segmentation
 from spraycv.stream.alarms import AlarmMonitor, SpecStatus
 from spraycv.stream.metrics import Metrics
@@ -140,7 +141,8 @@ class InferenceWorker(threading.Thread):
                 continue
             self._states[name] = state
             if state is SourceState.CONNECTED:
-                self._emit(Event(time.time(), name, "source_connected", message="stream up"))
+                shown = f"stream up: {redact_credentials(reader.config.url)}"
+                self._emit(Event(time.time(), name, "source_connected", message=shown))
             elif before is SourceState.CONNECTED:
                 reason = reader.last_error or str(state)
                 self._emit(Event(time.time(), name, "source_lost", message=reason))

@@ -70,7 +70,7 @@ def test_bearer_token(guarded: str, token: str | None, error, match: str | None)
 
 
 def test_bad_query_is_an_api_error(client: DaemonClient) -> None:
-    with pytest.raises(DaemonApiError, match="limit must be between") as caught:
+    with pytest.raises(DaemonApiError, match="limit must be at least 1") as caught:
         client.measurements(limit=0)
     assert caught.value.status == 400
 

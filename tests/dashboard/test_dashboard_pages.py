@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import math
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
 import cv2
@@ -19,6 +20,7 @@ from spraycv.dashboard.client import DaemonClient
 from spraycv.measure import measure_image
 from spraycv.runtime.predictor import Predictor
 from spraycv.stream.api import ApiServer
+from spraycv.stream.records import Event
 from spraycv.stream.serve import free_port
 
 TIMEOUT = 60  # the first run loads the model
@@ -274,3 +276,48 @@ def test_navigation_reaches_every_page(target: str, header: str, dashboard_env) 
     at.switch_page(target).run()
     assert not at.exception
     assert any(h.value.startswith(header) for h in at.header)
+
+
+# -- No passwords shown -------------------------------------------------------------------
+PASSWORD = "hunter2"
+
+
+def shown_text(at: AppTest) -> str:
+    """Everything a page sends to the browser (elements, tables, widget values) as text."""
+
+    def walk(node: object) -> Iterator[object]:
+        yield node
+        for child in getattr(node, "children", {}).values():
+            yield from walk(child)
+
+    nodes = [n for block in (at.main, at.sidebar) for n in walk(block)]
+    return "\n".join(str(n.proto) for n in nodes if getattr(n, "proto", None) is not None)
+
+
+@pytest.mark.parametrize("origin", ["Daemon API", "SQLite file"])
+def test_history_shows_no_url_password_even_from_the_database(
+    origin: str, dashboard_env: LiveDaemon
+) -> None:
+    # an event that holds a camera URL with its password, as a row of an older spraycv
+    message = f"stream up: rtsp://admin:{PASSWORD}@10.0.0.9/stream1"
+    dashboard_env.daemon.writer.put(Event(time.time(), "cam0", "source_connected", message=message))
+    wait_for(lambda: "admin:***@10.0.0.9" in str(dashboard_env.store.events()), 10, "the row")
+    at = run(page("2_History"))
+    if origin == "SQLite file":
+        at.segmented_control(key="history_origin").set_value(origin).run()
+        at.text_input(key="history_db").set_value(str(dashboard_env.db)).run()
+    assert not at.exception and not at.error
+    text = shown_text(at)
+    assert PASSWORD not in text
+    assert "rtsp://admin:***@10.0.0.9/stream1" in text  # the events table shows the row
+
+
+@pytest.mark.parametrize("script", [HOME, page("2_History"), page("3_Models")])
+def test_a_daemon_url_password_is_not_shown(
+    script: str, dashboard_env: LiveDaemon, monkeypatch
+) -> None:
+    url = dashboard_env.url.replace("http://", f"http://admin:{PASSWORD}@")
+    monkeypatch.setenv("SPRAYCV_DAEMON_URL", url)
+    at = run(script)
+    assert at.text_input(key="daemon_url").value == url.replace(PASSWORD, "***")
+    assert PASSWORD not in shown_text(at)

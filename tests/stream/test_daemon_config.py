@@ -29,6 +29,9 @@ def test_the_sample_config_is_valid() -> None:
         ({"spec": {"nominal_deg": 110, "tolerance_deg": -1}}, "spec.tolerance_deg"),
         ({"tracking": {"smoothing": "mean"}}, "tracking.smoothing"),
         ({"store": {"pathh": "x"}}, "store.pathh"),
+        ({"api": {"token": " "}}, "api.token is blank"),
+        ({"api": {"token": ""}}, "api.token is blank"),
+        ({"api": {"host": "0.0.0.0", "token": "\t "}}, "api.token is blank"),
     ],
 )
 def test_invalid_configs_name_the_key(tmp_path: Path, data: dict, message: str) -> None:

@@ -7,70 +7,14 @@ import signal
 import subprocess
 import sys
 import time
-import urllib.request
 from pathlib import Path
 
 import pytest
-import yaml
+from daemon_process import api, metric, start_daemon, stop_daemon
 from stream_helpers import SAMPLE_VIDEO, wait_for
 
 from spraycv.stream.serve import FfmpegMjpegServer, free_port
 from spraycv.stream.store import StoreReader
-
-
-def api(port: int, path: str) -> object:
-    with urllib.request.urlopen(f"http://127.0.0.1:{port}{path}", timeout=5) as response:
-        body = response.read().decode()
-    return body if path == "/metrics" else json.loads(body)
-
-
-def responds(port: int) -> bool:
-    try:
-        return api(port, "/health")["status"] == "ok"
-    except OSError:
-        return False
-
-
-def metric(port: int, name: str) -> float:
-    """Sum of a metric's series in the Prometheus text."""
-    total = 0.0
-    for line in api(port, "/metrics").splitlines():
-        if line.startswith(f"spraycv_{name}{{") or line.startswith(f"spraycv_{name} "):
-            total += float(line.rsplit(" ", 1)[1])
-    return total
-
-
-def start_daemon(tmp_path: Path, url: str) -> tuple[subprocess.Popen, int, Path]:
-    port = free_port()
-    config = {
-        "sources": [{"name": "cam", "url": url, "max_fps": 10, "open_timeout_s": 2,
-                     "read_timeout_s": 2}],
-        "reconnect": {"initial_s": 0.2, "max_s": 1.0},
-        "inference": {"threads": 1},
-        "store": {"path": str(tmp_path / "db.sqlite"), "flush_every_s": 0.2},
-        "api": {"port": port},
-        "alarms": {"snapshot_dir": str(tmp_path / "alarms")},
-    }  # fmt: skip
-    path = tmp_path / "daemon.yaml"
-    path.write_text(yaml.safe_dump(config))
-    log = (tmp_path / "daemon.log").open("w")
-    process = subprocess.Popen(
-        [sys.executable, "-m", "spraycv", "daemon", "--config", str(path)],
-        stdout=subprocess.PIPE, stderr=log, text=True,
-    )  # fmt: skip
-    wait_for(lambda: process.poll() is not None or responds(port), 60, "the daemon's API")
-    assert process.poll() is None, (tmp_path / "daemon.log").read_text()
-    return process, port, tmp_path / "daemon.log"
-
-
-def stop_daemon(process: subprocess.Popen, sig: int = signal.SIGTERM) -> tuple[dict, float]:
-    """Send the signal; returns (the summary printed on exit, seconds to exit)."""
-    started = time.monotonic()
-    process.send_signal(sig)
-    out, _ = process.communicate(timeout=30)
-    elapsed = time.monotonic() - started
-    assert process.returncode == 0, out
-    return json.loads(out.strip().splitlines()[-1])["stopped"], elapsed
 
 
 def test_reconnects_through_stream_server_restarts_and_loses_nothing(tmp_path: Path) -> None:
@@ -88,7 +32,7 @@ def test_reconnects_through_stream_server_restarts_and_loses_nothing(tmp_path: P
             wait_for(lambda b=before: metric(port, "frames_inferred_total") > b + 3, 30, "frames")
             assert process.poll() is None, log.read_text()
         scraped = metric(port, "frames_inferred_total")
-        summary, elapsed = stop_daemon(process)
+        summary, elapsed = stop_daemon(process, signal.SIGTERM)
     finally:
         process.kill()
         server.stop()
@@ -137,4 +81,52 @@ def test_start_errors_exit_2_with_a_clear_message(tmp_path: Path) -> None:
             capture_output=True, text=True, timeout=120, cwd=tmp_path,
         )  # fmt: skip
         assert run.returncode == 2, (name, run.stderr)
-        assert expected[name] in run.stderr, (name, run.stderr)
+        lines = [json.loads(line) for line in run.stderr.splitlines()]  # JSON, even these
+        assert [line["msg"] for line in lines if line["level"] == "ERROR"] == ["cannot start"]
+        assert expected[name] in lines[-1]["error"], (name, run.stderr)
+    # the default database (outputs/daemon/ under the working folder) was never created
+    assert not (tmp_path / "outputs").exists()
+
+
+def test_every_stderr_line_is_json_with_a_broken_second_source(tmp_path: Path) -> None:
+    broken = tmp_path / "broken.mp4"
+    broken.write_bytes(SAMPLE_VIDEO.read_bytes()[:20_000])  # cut short: FFmpeg finds no index
+    locked = f"rtsp://admin:hunter2@127.0.0.1:{free_port()}/stream1"  # refused, with a password
+    process, port, log = start_daemon(
+        tmp_path, str(SAMPLE_VIDEO),
+        more_sources=[{"name": "broken", "url": str(broken)}, {"name": "locked", "url": locked}],
+        reconnect={"initial_s": 0.2, "max_s": 0.5, "failed_after": 3},
+    )  # fmt: skip
+    try:
+        wait_for(
+            lambda: [s["state"] for s in api(port, "/sources")][1:] == ["failed", "failed"],
+            60, "the broken sources to fail",
+        )  # fmt: skip
+        wait_for(lambda: metric(port, "frames_inferred_total") >= 5, 60, "frames of cam")
+        stop_daemon(process, signal.SIGTERM)
+    finally:
+        process.kill()
+    text = log.read_text()
+    records = [json.loads(line) for line in text.splitlines()]  # fails on any other line
+    failed = {r["source"] for r in records if r["msg"] == "source failed"}
+    assert failed == {"broken", "locked"}
+    assert "hunter2" not in text and "rtsp://admin:***@127.0.0.1" in text
+
+
+def test_python_warnings_and_other_libraries_log_json_lines() -> None:
+    code = (
+        "import logging, warnings\n"
+        "from spraycv.stream.logs import quiet_native_logging, setup_json_logging\n"
+        "setup_json_logging(); quiet_native_logging()\n"
+        "warnings.warn('careful', UserWarning)\n"
+        "logging.getLogger('waitress').error('a library error')\n"
+        "logging.getLogger('spraycv.x').info('ours', extra={'url': 'rtsp://a:hunter2@h/s'})\n"
+    )
+    run = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, timeout=120, check=True
+    )
+    lines = [json.loads(line) for line in run.stderr.splitlines()]
+    assert [(r["logger"], r["level"]) for r in lines] == [
+        ("py.warnings", "WARNING"), ("waitress", "ERROR"), ("spraycv.x", "INFO"),
+    ]  # fmt: skip
+    assert "careful" in lines[0]["msg"] and lines[2]["url"] == "rtsp://a:***@h/s"

@@ -1,0 +1,77 @@
+"""`spraycv daemon` as a real process: start it on a config, query its API, stop it."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import time
+import urllib.request
+from pathlib import Path
+from typing import Any
+
+import yaml
+from stream_helpers import wait_for
+
+from spraycv.stream.serve import free_port
+
+
+def api(port: int, path: str) -> Any:
+    with urllib.request.urlopen(f"http://127.0.0.1:{port}{path}", timeout=5) as response:
+        body = response.read().decode()
+    return body if path == "/metrics" else json.loads(body)
+
+
+def responds(port: int) -> bool:
+    """The API answers and some source streams (/health answers 503 while none does)."""
+    try:
+        return bool(api(port, "/health")["streaming"])
+    except OSError:
+        return False
+
+
+def metric(port: int, name: str) -> float:
+    """Sum of a metric's series in the Prometheus text."""
+    total = 0.0
+    for line in api(port, "/metrics").splitlines():
+        if line.startswith(f"spraycv_{name}{{") or line.startswith(f"spraycv_{name} "):
+            total += float(line.rsplit(" ", 1)[1])
+    return total
+
+
+def start_daemon(
+    tmp_path: Path, url: str, more_sources: list[dict] | None = None, **sections: Any
+) -> tuple[subprocess.Popen, int, Path]:
+    """The daemon on source "cam" (and `more_sources`); returns (process, API port, log)."""
+    port = free_port()
+    source = {"open_timeout_s": 2, "read_timeout_s": 2}
+    config = {
+        "sources": [{"name": "cam", "url": url, "max_fps": 10, **source}]
+        + [{**source, **s} for s in more_sources or []],
+        "reconnect": {"initial_s": 0.2, "max_s": 1.0},
+        "inference": {"threads": 1},
+        "store": {"path": str(tmp_path / "db.sqlite"), "flush_every_s": 0.2},
+        "alarms": {"snapshot_dir": str(tmp_path / "alarms")},
+        **sections,
+    }
+    config["api"] = {**config.get("api", {}), "port": port}
+    path = tmp_path / "daemon.yaml"
+    path.write_text(yaml.safe_dump(config))
+    log = (tmp_path / "daemon.log").open("w")
+    process = subprocess.Popen(
+        [sys.executable, "-m", "spraycv", "daemon", "--config", str(path)],
+        stdout=subprocess.PIPE, stderr=log, text=True,
+    )  # fmt: skip
+    wait_for(lambda: process.poll() is not None or responds(port), 60, "the daemon's API")
+    assert process.poll() is None, (tmp_path / "daemon.log").read_text()
+    return process, port, tmp_path / "daemon.log"
+
+
+def stop_daemon(process: subprocess.Popen, sig: int) -> tuple[dict, float]:
+    """Send the signal; returns (the summary printed on exit, seconds to exit)."""
+    started = time.monotonic()
+    process.send_signal(sig)
+    out, _ = process.communicate(timeout=30)
+    elapsed = time.monotonic() - started
+    assert process.returncode == 0, out
+    return json.loads(out.strip().splitlines()[-1])["stopped"], elapsed

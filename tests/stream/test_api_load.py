@@ -1,0 +1,72 @@
+"""The API under load on 127.0.0.1 while the daemon measures: 500 idle connections and 200
+concurrent /measurements requests, each answered or refused within 5 s, a bounded thread
+count, and no measurement lost. Bounded: a fixed number of sockets and requests, each
+with its own deadline. The figures of a longer run: benchmarks/api_load.py."""
+
+from __future__ import annotations
+
+import signal
+import statistics
+from pathlib import Path
+
+from daemon_process import metric, start_daemon, stop_daemon
+from stream_helpers import SAMPLE_VIDEO, wait_for
+
+from spraycv.config.daemon import ApiConfig
+from spraycv.stream.loadgen import (
+    ThreadPeak,
+    burst,
+    idle_connections,
+    seed_measurements,
+    still_open,
+    thread_count,
+)
+from spraycv.stream.store import StoreReader
+
+IDLE, IDLE_CLIENTS = 500, 10  # 50 a client: 32 held (the per-client limit), 18 refused
+REQUESTS, REQUEST_CLIENTS = 200, 8
+DEADLINE_S = 5.0
+
+
+def test_idle_sockets_and_a_burst_of_queries_are_answered_or_refused_in_time(
+    tmp_path: Path,
+) -> None:
+    seed_measurements(tmp_path / "db.sqlite", frames=2000)  # rows for the queries to return
+    process, port, log = start_daemon(tmp_path, str(SAMPLE_VIDEO), log_level="WARNING")
+    most_held = IDLE_CLIENTS * ApiConfig().max_connections_per_client
+    try:
+        wait_for(lambda: metric(port, "frames_inferred_total") >= 3, 60, "first frames")
+        before = thread_count(process.pid)
+        inferred_before = metric(port, "frames_inferred_total")
+        with (
+            ThreadPeak(process.pid) as threads,
+            idle_connections("127.0.0.1", port, IDLE, IDLE_CLIENTS) as idle,
+        ):
+            wait_for(lambda: sum(map(still_open, idle)) <= most_held, 10, "per-client refusals")
+            held = sum(map(still_open, idle))
+            outcomes = burst(
+                "127.0.0.1", port, "/measurements?limit=1000", REQUESTS, REQUEST_CLIENTS,
+                timeout=DEADLINE_S + 1,
+            )  # fmt: skip
+            inferred_during = metric(port, "frames_inferred_total") - inferred_before
+            # held until the idle timeout (api.idle_timeout_s, 10 s), then closed by the server
+            wait_for(lambda: not any(map(still_open, idle)), 30, "idle sockets closed")
+        summary, _ = stop_daemon(process, signal.SIGTERM)
+    finally:
+        process.kill()
+    seconds = sorted(o.seconds for o in outcomes)
+    answered = [o for o in outcomes if o.answered]
+    print(
+        f"\n{len(answered)} answered, {sum(o.refused for o in outcomes)} refused of {REQUESTS};"
+        f" median {statistics.median(seconds):.2f} s, max {seconds[-1]:.2f} s;"
+        f" idle held {held} of {IDLE}; threads {before} -> peak {threads.peak}"
+    )
+    assert all(o.answered or o.refused for o in outcomes), [o for o in outcomes if not o.answered]
+    assert seconds[-1] <= DEADLINE_S
+    assert len(answered) >= 20 and all(o.body_bytes > 100_000 for o in answered)  # 1000 rows
+    assert held == most_held  # held by the async loop; the per-client limit refused the rest
+    assert threads.peak <= before + 2  # no thread per connection (a little slack for ffmpeg)
+    assert inferred_during > 0  # the daemon went on measuring
+    stored = len(StoreReader(tmp_path / "db.sqlite").frames(source="cam"))
+    assert stored == summary["frames_inferred"] == summary["frames_written"]
+    assert "Traceback" not in log.read_text()
