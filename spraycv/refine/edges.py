@@ -65,14 +65,18 @@ def crop_edges(
     h, w = prob.shape
     first = max(int(np.ceil(crop_row(band[0], (h, w)))), 0)
     last = min(int(np.floor(crop_row(band[1], (h, w)))), h - 1)
-    centre, reach = (w - 1) // 2, w // 4  # the run must hold (or lie near) the axis
+    # the run is tracked from the apex down: each row seeds at the previous row's midpoint,
+    # so that a neighbouring plume entering the crop's side is never taken for this one
+    seed, reach = (w - 1) / 2, w // 4
     left, right = [], []
     for row in range(first, last + 1):
-        lcol, rcol = _row_edges(prob[row], centre, reach)
+        lcol, rcol = _row_edges(prob[row], int(round(seed)), reach)
         if np.isfinite(lcol):
             left.append((lcol, row))
         if np.isfinite(rcol):
             right.append((rcol, row))
+        if np.isfinite(lcol) and np.isfinite(rcol):
+            seed = (lcol + rcol) / 2
     return CropEdges(_mapped(left, transform), _mapped(right, transform))
 
 
