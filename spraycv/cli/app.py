@@ -10,6 +10,7 @@ from spraycv.cli.calibrate import calibrate
 from spraycv.cli.daemon import daemon
 from spraycv.cli.dashboard import dashboard
 from spraycv.cli.data import data_app
+from spraycv.cli.errors import quiet_native_logs
 from spraycv.cli.evaluate import compare, evaluate
 from spraycv.cli.export import export
 from spraycv.cli.finetune import finetune
@@ -46,4 +47,5 @@ app.add_typer(label_app, name="label")
 
 def main() -> None:
     """Console-script entry point."""
+    quiet_native_logs()
     app()

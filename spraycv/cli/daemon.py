@@ -7,6 +7,8 @@ from pathlib import Path
 
 import typer
 
+from spraycv.cli.errors import bad_request, exits, one_line
+
 
 def source_entries(sources: list[str]) -> list[dict[str, str]]:
     """['rtsp://a', 'left=http://b'] -> [{'name': 'cam0', 'url': ...}, {'name': 'left', ...}]."""
@@ -21,6 +23,7 @@ def source_entries(sources: list[str]) -> list[dict[str, str]]:
     return entries
 
 
+@exits()
 def daemon(
     overrides: list[str] = typer.Argument(
         None, help="Config overrides, e.g. api.port=9000 spec.nominal_deg=110"
@@ -40,11 +43,11 @@ def daemon(
     after a graceful stop, 2 when it cannot start.
     """
     from spraycv.config.daemon import DaemonConfig
-    from spraycv.config.loader import ConfigError, load_config, merge
+    from spraycv.config.loader import load_config, merge
     from spraycv.stream.daemon import Daemon, DaemonStartError
     from spraycv.stream.logs import setup_json_logging
 
-    try:
+    try:  # only the config: a ValueError once it runs is no bad request
         cfg = load_config(DaemonConfig, config, list(overrides or []))
         extra: dict = {}
         if source:
@@ -56,15 +59,13 @@ def daemon(
         if port is not None:
             extra["api"] = {"port": port}
         cfg = DaemonConfig.model_validate(merge(cfg.model_dump(mode="json"), extra))
-    except (ConfigError, ValueError) as exc:
-        typer.echo(f"error: {exc}", err=True)
-        raise typer.Exit(2) from None
+    except ValueError as exc:  # ConfigError, pydantic's ValidationError
+        raise bad_request(one_line(exc)) from None
     setup_json_logging(cfg.log_level)
     try:
         runner = Daemon(cfg)
     except DaemonStartError as exc:
-        typer.echo(f"error: {exc}", err=True)
-        raise typer.Exit(2) from None
+        raise bad_request(str(exc)) from None
     if runner.api is not None:
         typer.echo(f"spraycv daemon: API on {runner.api.url}", err=True)
     summary = runner.run_until_signal()
