@@ -11,7 +11,13 @@ import numpy as np
 
 from spraycv.config.geometry import GeometryConfig
 from spraycv.geometry import ConeMeasurement, MeasureHints, measure_cones
-from spraycv.io.images import ImageReadError, looks_like_mask, read_image, to_binary_mask
+from spraycv.io.images import (
+    ImageReadError,
+    grey_levels,
+    looks_like_mask,
+    read_image,
+    to_binary_mask,
+)
 from spraycv.segment.classical import segment_classical
 
 if TYPE_CHECKING:
@@ -21,6 +27,9 @@ Segmenter = Callable[[np.ndarray], np.ndarray]
 """(H, W, 3) uint8 BGR image -> (H, W) uint8 {0, 1} spray mask."""
 
 InputKind = Literal["auto", "image", "mask"]
+
+MASK_LIKE_LEVELS = 16
+"""A single-channel photo with this few grey levels may be a mask saved oddly: say so."""
 
 
 @dataclass
@@ -32,7 +41,8 @@ class FileResult:
     image: np.ndarray | None = None
     mask: np.ndarray | None = None
     measurements: list[ConeMeasurement] = field(default_factory=list)
-    error: str | None = None
+    error: str | None = None  # one line, naming the file
+    notes: list[str] = field(default_factory=list)  # how an ambiguous file was read, and why
 
 
 def segment_image(segmenter: Segmenter, image: np.ndarray) -> tuple[np.ndarray, np.ndarray | None]:
@@ -128,28 +138,63 @@ def measure_image(
     return mask, measure_cones(mask, hints=with_apex_prior(hints, apexes), config=config)
 
 
+def _levels_text(stored: np.ndarray) -> tuple[int, str]:
+    levels = grey_levels(stored)
+    shown = ", ".join(str(v) for v in levels[:6]) + (", ..." if levels.size > 6 else "")
+    return int(levels.size), shown
+
+
+def choose_reading(
+    stored: np.ndarray, kind: InputKind, name: str
+) -> tuple[Literal["image", "mask"], str | None]:
+    """Read a stored file as a photo or a mask, with a note when the choice is not obvious.
+
+    `auto` reads single-channel files holding only 0/1 or 0/255 as masks, all else as photos.
+    """
+    if kind == "mask":
+        if stored.ndim == 2 and not looks_like_mask(stored):
+            _, shown = _levels_text(stored)
+            return "mask", f"{name}: not a binary mask (values {shown}): read as spray where > 127"
+        return "mask", None
+    if kind == "image" or stored.ndim != 2:
+        return "image", None
+    if looks_like_mask(stored):
+        return "mask", None
+    count, shown = _levels_text(stored)
+    if count > MASK_LIKE_LEVELS:
+        return "image", None
+    return "image", (
+        f"{name}: read as a photo, not a mask: one channel with {count} grey levels ({shown}), "
+        "and a mask holds only 0/1 or 0/255 (--kind mask reads it as a mask)"
+    )
+
+
 def measure_file(
     path: Path,
     kind: InputKind = "auto",
     segmenter: Segmenter = segment_classical,
     hints: MeasureHints | None = None,
     config: GeometryConfig | None = None,
+    max_pixels: int | None = None,
 ) -> FileResult:
     """Measure one file; errors are returned in the result, never raised, so a batch goes on."""
     result = FileResult(source=path)
     try:
-        stored = read_image(path)
-        is_mask = kind == "mask" or (kind == "auto" and looks_like_mask(stored))
-        if is_mask:
+        stored = read_image(path, max_pixels)
+    except ImageReadError as exc:  # its message names the file
+        result.error = str(exc)
+        return result
+    result.kind, note = choose_reading(stored, kind, str(path))
+    result.notes += [note] if note else []
+    try:
+        if result.kind == "mask":
             if stored.ndim != 2:
-                raise ImageReadError(
-                    f"{path}: a mask must have one channel, got shape {stored.shape}"
-                )
-            result.kind, result.mask = "mask", to_binary_mask(stored)
+                raise ImageReadError(f"a mask must have one channel, got shape {stored.shape}")
+            result.mask = to_binary_mask(stored)
             result.measurements = measure_cones(result.mask, hints=hints, config=config)
         else:
-            result.kind, result.image = "image", stored
+            result.image = stored
             result.mask, result.measurements = measure_image(stored, segmenter, hints, config)
-    except ValueError as exc:  # ImageReadError, MaskError and config errors are ValueErrors
-        result.error = str(exc)
+    except ValueError as exc:  # MaskError, ImageError and config errors are ValueErrors
+        result.error = f"{path}: {exc}"
     return result

@@ -7,7 +7,7 @@ import hashlib
 import streamlit as st
 
 from spraycv.dashboard import analyse, ui
-from spraycv.dashboard.analyse import Analysed, Upload, UploadError
+from spraycv.dashboard.analyse import Analysed, Analysis, Upload, UploadError
 from spraycv.dashboard.settings import load_settings
 from spraycv.dashboard.tables import csv_bytes
 from spraycv.geometry import MeasureHints
@@ -19,12 +19,17 @@ st.header("Analyse images and videos")
 
 @st.cache_data(show_spinner="Measuring…", max_entries=32)
 def measured(
-    digest: str, _upload: Upload, max_frames: int, mm_per_px: float, height_mm: float
-) -> list[Analysed]:
-    """Cached by content digest and calibration: reruns (a click, a download) do not measure
-    again."""
+    digest: str,
+    _upload: Upload,
+    max_frames: int,
+    mm_per_px: float,
+    height_mm: float,
+    max_pixels: int,
+) -> Analysis:
+    """Cached by content digest, calibration and limit: reruns (a click, a download) do not
+    measure again."""
     hints = MeasureHints(mm_per_px=mm_per_px or None, nozzle_height_mm=height_mm or None)
-    return analyse.analyse_upload(_upload, ui.get_predictor(), max_frames, hints)
+    return analyse.analyse_upload(_upload, ui.get_predictor(), max_frames, hints, max_pixels)
 
 
 left, right = st.columns([3, 1])
@@ -58,9 +63,8 @@ else:
     )
     for file in files or []:
         try:  # one bad file gets its message; the others are measured
-            uploads.append(
-                analyse.check_upload(file.name, file.getvalue(), settings.max_upload_bytes)
-            )
+            limits = (settings.max_upload_bytes, settings.max_pixels)
+            uploads.append(analyse.check_upload(file.name, file, *limits))  # size before bytes
         except UploadError as exc:
             st.error(str(exc))
 
@@ -68,9 +72,14 @@ results: list[Analysed] = []
 for upload in uploads:
     try:
         digest = hashlib.sha256(upload.data).hexdigest()
-        results += measured(digest, upload, int(max_frames), mm_per_px, height_mm)
+        calibration = (mm_per_px, height_mm)
+        analysis = measured(digest, upload, int(max_frames), *calibration, settings.max_pixels)
     except UploadError as exc:
         st.error(str(exc))
+        continue
+    results += analysis.results
+    for warning in analysis.warnings:
+        st.warning(warning)
 
 if results:
     table = analyse.measurement_table(results)

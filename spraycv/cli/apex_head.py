@@ -6,6 +6,7 @@ from pathlib import Path
 
 import typer
 
+from spraycv.cli.errors import ExitCode, exits
 from spraycv.config.apex_head import ApexHeadConfig  # light: pydantic only
 
 
@@ -14,6 +15,7 @@ def _default(name: str) -> str:
     return f" (default: {value})"
 
 
+@exits(((ValueError, FileNotFoundError), ExitCode.BAD_REQUEST))  # config, checkpoint, data
 def apex_head(
     weights: Path | None = typer.Option(None, help="Trained checkpoint." + _default("weights")),
     data: Path | None = typer.Option(None, help="Rendered dataset." + _default("data")),
@@ -31,8 +33,6 @@ def apex_head(
     The masks do not change. The head marks where the nozzles are, which settles the
     corners of triangle-like plumes the mask alone cannot (measure_cones' apex_prior).
     """
-    from pydantic import ValidationError
-
     given = dict(
         weights=weights,
         data=data,
@@ -44,17 +44,8 @@ def apex_head(
         threads=threads,
         device=device,
     )
-    try:
-        cfg = ApexHeadConfig(**{k: v for k, v in given.items() if v is not None})
-    except ValidationError as exc:
-        typer.echo(f"error: {exc}", err=True)
-        raise typer.Exit(2) from None
+    cfg = ApexHeadConfig(**{k: v for k, v in given.items() if v is not None})
     from spraycv.training.apex_head import train_apex_head
-    from spraycv.training.checkpoint import CheckpointError
 
-    try:
-        path, _ = train_apex_head(cfg, progress=not quiet, log=typer.echo)
-    except (CheckpointError, FileNotFoundError, ValueError) as exc:
-        typer.echo(f"error: {exc}", err=True)
-        raise typer.Exit(2) from None
+    path, _ = train_apex_head(cfg, progress=not quiet, log=typer.echo)
     typer.echo(f"saved {path}")

@@ -19,6 +19,7 @@ from spraycv.cli.predict import predict
 from spraycv.cli.refiner import refiner_app
 from spraycv.cli.synth import synth
 from spraycv.cli.train import train
+from spraycv.io.native_logs import quiet_native_logs
 
 app = typer.Typer(
     name="spraycv",
@@ -48,4 +49,5 @@ app.add_typer(refiner_app, name="refiner")
 
 def main() -> None:
     """Console-script entry point."""
+    quiet_native_logs()
     app()

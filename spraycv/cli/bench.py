@@ -10,6 +10,7 @@ from typing import Any
 
 import typer
 
+from spraycv.cli.errors import bad_request, exits
 from spraycv.paths import default_weights
 
 
@@ -50,6 +51,7 @@ def _label(predictor: Any, path: Path, taken: set[str]) -> str:
     return label
 
 
+@exits()
 def bench(
     weights: Path | None = typer.Option(None, help="The .safetensors checkpoint (PyTorch)."),
     models: list[Path] = typer.Option([], "--model", help="More model files: .onnx, .engine."),
@@ -74,8 +76,7 @@ def bench(
 
     weights = weights or default_weights()
     if not weights.is_file():
-        typer.echo(f"error: weights file not found: {weights} (pass --weights)", err=True)
-        raise typer.Exit(2)
+        raise bad_request(f"weights file not found: {weights} (pass --weights)")
 
     def log(message: str) -> None:
         typer.echo(message, err=True)

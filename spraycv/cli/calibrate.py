@@ -12,6 +12,8 @@ from spraycv.calibration import (
     scale_from_points,
     write_source_scale,
 )
+from spraycv.cli.batch import max_pixels_option
+from spraycv.cli.errors import ExitCode, bad_request, exits
 from spraycv.io.images import ImageReadError, read_image
 
 
@@ -46,6 +48,7 @@ def _scale(
     distance_mm: float | None,
     checkerboard: str | None,
     square_mm: float | None,
+    max_pixels: int,
 ) -> float:
     """The scale by the one method chosen; usage errors come before the image is read."""
     if (points is None) == (checkerboard is None):
@@ -54,7 +57,7 @@ def _scale(
         if distance_mm is None:
             raise typer.BadParameter("--points needs --distance-mm")
         p1, p2 = _points(points)
-        image = read_image(image_path)
+        image = read_image(image_path, max_pixels)
         _check_inside(p1, image.shape, "first")
         _check_inside(p2, image.shape, "second")
         return scale_from_points(p1, p2, distance_mm)
@@ -62,9 +65,10 @@ def _scale(
     if square_mm is None:
         raise typer.BadParameter("--checkerboard needs --square-mm")
     pattern = _pattern(checkerboard)
-    return scale_from_checkerboard(read_image(image_path), pattern, square_mm)
+    return scale_from_checkerboard(read_image(image_path, max_pixels), pattern, square_mm)
 
 
+@exits(((CalibrationError, ImageReadError), ExitCode.INPUTS_FAILED))
 def calibrate(
     image: Path = typer.Argument(
         ..., metavar="IMAGE", help="Picture of the reference, taken by the camera."
@@ -85,28 +89,25 @@ def calibrate(
     source: str | None = typer.Option(
         None, help="Name of the entry under the config's `sources:` (created if missing)."
     ),
+    max_pixels: int = max_pixels_option(),
 ) -> None:
     """Compute the image scale of a camera and print it in mm/px and px/mm.
 
     The reference (ruler marks or a checkerboard) must lie in the plane of the sprays.
     With --config and --source the scale is written as `mm_per_px` of that source.
-    Exits 1 when the scale cannot be computed (e.g. the board is not found).
+    Exits 1 when the scale cannot be computed (the image cannot be read, the board is not
+    found), 2 on a bad option or a config file the scale cannot be written to.
     """
     if (config is None) != (source is None):
         raise typer.BadParameter("--config and --source go together")
-    try:
-        mm_per_px = _scale(image, points, distance_mm, checkerboard, square_mm)
-    except (CalibrationError, ImageReadError) as exc:
-        typer.echo(f"error: {exc}", err=True)
-        raise typer.Exit(1) from None
+    mm_per_px = _scale(image, points, distance_mm, checkerboard, square_mm, max_pixels)
     typer.echo(f"mm/px: {mm_per_px:.6f}")
     typer.echo(f"px/mm: {1.0 / mm_per_px:.6f}")
     if config is not None and source is not None:
         try:
             created = write_source_scale(config, source, mm_per_px)
-        except CalibrationError as exc:
-            typer.echo(f"error: {exc}", err=True)
-            raise typer.Exit(1) from None
+        except CalibrationError as exc:  # the config file, not the image: a bad request
+            raise bad_request(str(exc)) from None
         what = "created the entry" if created else "updated"
         typer.echo(f"{config}: {what} sources[name={source}].mm_per_px = {mm_per_px:.6g}")
         if created:  # e.g. the daemon needs a url for every source

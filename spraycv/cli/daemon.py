@@ -8,6 +8,8 @@ from pathlib import Path
 
 import typer
 
+from spraycv.cli.errors import ExitCode, exits, one_line
+
 log = logging.getLogger("spraycv.cli.daemon")
 
 
@@ -24,6 +26,7 @@ def source_entries(sources: list[str]) -> list[dict[str, str]]:
     return entries
 
 
+@exits()
 def daemon(
     overrides: list[str] = typer.Argument(
         None, help="Config overrides, e.g. api.port=9000 spec.nominal_deg=110"
@@ -43,12 +46,13 @@ def daemon(
     start errors included. Exits 0 after a graceful stop, 2 when it cannot start.
     """
     from spraycv.config.daemon import DaemonConfig
-    from spraycv.config.loader import ConfigError, load_config, merge
+    from spraycv.config.loader import load_config, merge
+    from spraycv.io.native_logs import quiet_native_logs
     from spraycv.stream.daemon import Daemon, DaemonStartError
-    from spraycv.stream.logs import quiet_native_logging, setup_json_logging
+    from spraycv.stream.logs import setup_json_logging
 
     setup_json_logging()  # before the config, so that its errors are JSON lines too
-    quiet_native_logging()
+    quiet_native_logs()
     try:
         cfg = load_config(DaemonConfig, config, list(overrides or []))
         extra: dict = {}
@@ -63,8 +67,9 @@ def daemon(
         cfg = DaemonConfig.model_validate(merge(cfg.model_dump(mode="json"), extra))
         setup_json_logging(cfg.log_level)
         runner = Daemon(cfg)
-    except (ConfigError, ValueError, DaemonStartError, OSError) as exc:
-        log.error("cannot start", extra={"error": str(exc)})
-        raise typer.Exit(2) from None
+    except (ValueError, DaemonStartError, OSError) as exc:  # ConfigError, ValidationError too
+        # the daemon's contract: every stderr line is JSON, start errors included
+        log.error("cannot start", extra={"error": one_line(exc)})
+        raise typer.Exit(int(ExitCode.BAD_REQUEST)) from None
     summary = runner.run_until_signal()
     typer.echo(json.dumps({"stopped": summary}))

@@ -26,7 +26,7 @@ def dashboard(
         env["SPRAYCV_DAEMON_URL"] = daemon_url
     if daemon_config:
         env["SPRAYCV_DAEMON_CONFIG"] = daemon_config
-    command = dashboard_command(port)
+    command = dashboard_command(port, env)
     typer.echo(f"spraycv dashboard on http://127.0.0.1:{port}", err=True)
     # exec: Ctrl+C and SIGTERM go straight to Streamlit, which shuts the embedded daemon down
     os.execve(command[0], command, env)

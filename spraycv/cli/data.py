@@ -6,6 +6,7 @@ from pathlib import Path
 
 import typer
 
+from spraycv.cli.errors import ExitCode, exits
 from spraycv.data.check import check_samples
 from spraycv.data.formats.registry import AUTO, detect_format, format_names, load_samples
 from spraycv.data.sample import DataError
@@ -20,6 +21,7 @@ def _data() -> None:
 
 
 @data_app.command()
+@exits((DataError, ExitCode.INPUTS_FAILED))  # the data set cannot be read at all
 def check(
     path: Path = typer.Argument(..., help="Data set folder or annotation JSON file."),
     fmt: str = typer.Option(AUTO, "--format", help=" | ".join(format_names())),
@@ -28,12 +30,8 @@ def check(
 
     Exits 1 if any problem is found (or the data set cannot be read at all).
     """
-    try:
-        name = detect_format(path) if fmt == AUTO else fmt
-        samples = load_samples(path, name)
-    except DataError as exc:
-        typer.echo(f"error: {exc}", err=True)
-        raise typer.Exit(1) from None
+    name = detect_format(path) if fmt == AUTO else fmt
+    samples = load_samples(path, name)
     problems = check_samples(samples)
     for problem in problems:
         typer.echo(str(problem))
@@ -43,4 +41,4 @@ def check(
         + (f"{len(problems)} problems in {bad} samples" if problems else "all OK")
     )
     if problems:
-        raise typer.Exit(1)
+        raise typer.Exit(ExitCode.INPUTS_FAILED)

@@ -7,7 +7,12 @@ from pathlib import Path
 
 import typer
 
+from spraycv.cli.errors import ExitCode, bad_request, exits, one_line
+from spraycv.cli.models import load_model
+from spraycv.config.loader import ConfigError
 
+
+@exits((FileNotFoundError, ExitCode.BAD_REQUEST))  # --data is not a rendered dataset
 def evaluate(
     weights: str = typer.Option(..., help="A .safetensors checkpoint, or 'classical'."),
     data: Path = typer.Option(..., help="Rendered held-out dataset folder (labels.jsonl)."),
@@ -34,6 +39,7 @@ def evaluate(
     typer.echo(f"written to {out}")
 
 
+@exits((ConfigError, ExitCode.BAD_REQUEST))  # a bad config or --set: say which
 def compare(
     configs: list[Path] = typer.Argument(..., help="Training configs (YAML) to compare."),
     test_data: Path = typer.Option(..., help="Rendered held-out dataset folder."),
@@ -47,22 +53,17 @@ def compare(
 ) -> None:
     """Train each config under the same budget, evaluate all and the classical baseline on
     the same held-out set, write leaderboard.md/.csv and a plot, and select the best."""
-    from spraycv.config.loader import ConfigError
     from spraycv.evaluation.compare import compare as run_compare
     from spraycv.evaluation.leaderboard import SelectionRule
 
     budget = [f"max_minutes={minutes}"] if minutes else []
     budget += [f"epochs={epochs}"] if epochs else []
-    try:
-        _, best, _ = run_compare(
-            configs, test_data, out, budget, override, SelectionRule(max_latency_ms), limit, reuse
-        )
-    except ConfigError as exc:  # a bad config or --set: say which, no traceback
-        typer.echo(f"error: {exc}", err=True)
-        raise typer.Exit(2) from None
+    _, best, _ = run_compare(
+        configs, test_data, out, budget, override, SelectionRule(max_latency_ms), limit, reuse
+    )
     typer.echo((out / "leaderboard.md").read_text())
-    if best is None:
-        raise typer.Exit(1)
+    if best is None:  # no model meets the selection rule: the leaderboard says why
+        raise typer.Exit(ExitCode.INPUTS_FAILED)
 
 
 def _segmenter(weights: str):
@@ -70,13 +71,7 @@ def _segmenter(weights: str):
         from spraycv.segment.classical import segment_classical
 
         return segment_classical
-    from spraycv.runtime.predictor import load_predictor
-
-    try:
-        return load_predictor(weights)
-    except (ValueError, FileNotFoundError) as exc:
-        typer.echo(f"error: {exc}", err=True)
-        raise typer.Exit(2) from None
+    return load_model(weights)
 
 
 def _refiner(weights: Path | None):
@@ -87,5 +82,4 @@ def _refiner(weights: Path | None):
     try:
         return Refiner.load(weights)
     except (ValueError, FileNotFoundError) as exc:
-        typer.echo(f"error: {exc}", err=True)
-        raise typer.Exit(2) from None
+        raise bad_request(f"cannot load the refiner: {one_line(exc)}") from None

@@ -6,9 +6,15 @@ from pathlib import Path
 
 import typer
 
-from spraycv.export.formats import format_table
+from spraycv.cli.errors import ExitCode, bad_request, exits
+from spraycv.export.exporter import ParityError
+from spraycv.export.formats import ExportError, format_table
 
 
+@exits(
+    (ParityError, ExitCode.INPUTS_FAILED),  # a subclass of ExportError: first
+    ((ExportError, ValueError, FileNotFoundError), ExitCode.BAD_REQUEST),  # CheckpointError too
+)
 def export(
     weights: Path | None = typer.Option(None, help="The .safetensors checkpoint (sidecar beside)."),
     fmt: str = typer.Option("onnx", "--format", "-f", help="onnx | onnx-int8 | tensorrt."),
@@ -32,13 +38,12 @@ def export(
     Prints the parity report (max abs logit difference, mask IoU, cone-angle difference);
     exits 1 when it fails (the file is then removed unless --keep-failed), 2 on a bad request.
     """
-    if list_formats or weights is None:
+    if list_formats:
         typer.echo(format_table())
-        if weights is None and not list_formats:
-            typer.echo("error: --weights is required", err=True)
-            raise typer.Exit(2)
         return
-    from spraycv.export import ExportError, ParityError, export_model
+    if weights is None:
+        raise bad_request("--weights is required (--list shows the formats)")
+    from spraycv.export import export_model
 
     flags = {
         "half": half,
@@ -50,24 +55,17 @@ def export(
         "opt_batch": opt_batch,
         "workspace_gb": workspace_gb,
     }
-    try:
-        result = export_model(
-            weights,
-            fmt,
-            out,
-            opset=opset,
-            parity_images=parity_images,
-            image_size=image_size,
-            keep_failed=keep_failed,
-            log=typer.echo,
-            **flags,
-        )
-    except ParityError as exc:
-        typer.echo(f"error: {exc}", err=True)
-        raise typer.Exit(1) from None
-    except (ExportError, ValueError, FileNotFoundError) as exc:  # CheckpointError is a ValueError
-        typer.echo(f"error: {exc}\n\n{format_table()}", err=True)
-        raise typer.Exit(2) from None
+    result = export_model(
+        weights,
+        fmt,
+        out,
+        opset=opset,
+        parity_images=parity_images,
+        image_size=image_size,
+        keep_failed=keep_failed,
+        log=typer.echo,
+        **flags,
+    )
     for note in result.notes:
         typer.echo(note)
     typer.echo(f"written: {result.path}")

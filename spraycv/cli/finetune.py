@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any, NoReturn
+from typing import Any
 
 import typer
 
+from spraycv.cli.errors import ExitCode, bad_request, exits
 from spraycv.config.finetune import FinetuneConfig  # light: pydantic only
 
 
@@ -17,6 +18,7 @@ def _default(name: str) -> str:
     return f" (default: {value})"
 
 
+@exits(((ValueError, FileNotFoundError, FileExistsError), ExitCode.BAD_REQUEST))
 def finetune(
     overrides: list[str] = typer.Argument(
         None, help="Fine-tune config overrides, e.g. batch_size=4 optim.lr=1e-3 threads=1"
@@ -56,9 +58,7 @@ def finetune(
     the cone-angle error against the geometry on your label masks), prints both, and
     writes the new checkpoint with a sidecar that records where it came from.
     """
-    from pydantic import ValidationError
-
-    from spraycv.config.loader import ConfigError, load_config
+    from spraycv.config.loader import load_config
     from spraycv.training.finetune import finetune as run_finetune
     from spraycv.training.finetune import format_table
 
@@ -66,7 +66,7 @@ def finetune(
     exclusive += (("--epochs", epochs, "--steps", steps),)
     for name_a, value_a, name_b, value_b in exclusive:
         if value_a is not None and value_b is not None:
-            _fail(f"give {name_a} or {name_b}, not both")
+            raise bad_request(f"give {name_a} or {name_b}, not both")
     options: dict[str, Any] = {
         "weights": weights,
         "data": data,
@@ -79,16 +79,11 @@ def finetune(
         "steps": steps,
         "out": out,
     }
-    try:
-        cfg = load_config(FinetuneConfig, config, list(overrides or []))
-        for key, value in options.items():
-            if value is not None:
-                setattr(cfg, key, value)  # validated on assignment
-        result = run_finetune(cfg, progress=not quiet)
-    except ValidationError as exc:
-        _fail("; ".join(f"{'.'.join(map(str, e['loc']))}: {e['msg']}" for e in exc.errors()))
-    except (ConfigError, ValueError, FileNotFoundError, FileExistsError) as exc:
-        _fail(str(exc))
+    cfg = load_config(FinetuneConfig, config, list(overrides or []))
+    for key, value in options.items():
+        if value is not None:
+            setattr(cfg, key, value)  # validated on assignment
+    result = run_finetune(cfg, progress=not quiet)
     counts = result.counts
     typer.echo(
         f"fine-tuned {cfg.weights} on {counts['user_train']} of your images + "
@@ -96,8 +91,3 @@ def finetune(
     )
     typer.echo(format_table(result.before, result.after))
     typer.echo(f"weights: {result.weights}")
-
-
-def _fail(message: str) -> NoReturn:
-    typer.echo(f"error: {message}", err=True)
-    raise typer.Exit(2)

@@ -6,7 +6,10 @@ from pathlib import Path
 
 import typer
 
-from spraycv.io.images import expand_sources
+from spraycv.cli.batch import max_pixels_option
+from spraycv.cli.errors import ExitCode, bad_request, exits
+from spraycv.cli.models import load_model
+from spraycv.io.images import IMAGE_SUFFIXES, source_files
 
 label_app = typer.Typer(help="Help label your own photos (model proposals for LabelMe).")
 
@@ -18,6 +21,7 @@ def _label() -> None:
 
 
 @label_app.command()
+@exits()
 def propose(
     folder: Path = typer.Argument(..., metavar="DIR", help="Folder of photos (not recursive)."),
     weights: Path | None = typer.Option(None, help="Model weights (default: the shipped model)."),
@@ -26,27 +30,22 @@ def propose(
     tolerance_px: float = typer.Option(
         0.0, "--tolerance-px", help="Simplify outlines by up to this many px (0: exact)."
     ),
+    max_pixels: int = max_pixels_option(),
 ) -> None:
     """Segment every photo in DIR and write the mask as LabelMe JSON next to it.
 
     Open the folder in LabelMe, correct the polygons, then train on it. Photos that
     already have a `<stem>.json` are skipped unless --overwrite. Exits 1 if any photo
-    could not be labelled (the others still are).
+    could not be labelled (the others still are), 2 when DIR holds no photos.
     """
     from spraycv.label import propose_labels
-    from spraycv.paths import default_weights
-    from spraycv.runtime.predictor import load_predictor
 
     if not folder.is_dir():
         raise typer.BadParameter(f"{folder}: not a folder")
-    paths = list(expand_sources([folder]))
+    paths = source_files(folder)
     if not paths:
-        typer.echo(f"no images in {folder}", err=True)
-        raise typer.Exit(1)
-    try:
-        predictor = load_predictor(weights or default_weights())
-    except (ValueError, FileNotFoundError) as exc:
-        raise typer.BadParameter(f"cannot load the model: {exc}") from None
+        raise bad_request(f"no images in {folder} ({', '.join(IMAGE_SUFFIXES)})")
+    predictor = load_model(weights)
 
     def show(outcome: str, path: Path, detail: str) -> None:
         typer.echo(f"{outcome}: {path.name}: {detail}", err=outcome == "failed")
@@ -58,7 +57,8 @@ def propose(
         label=label,
         tolerance_px=tolerance_px,
         on_result=show,
+        max_pixels=max_pixels,
     )
     typer.echo(report.summary())
     if report.failed:
-        raise typer.Exit(1)
+        raise typer.Exit(ExitCode.INPUTS_FAILED)

@@ -10,9 +10,11 @@ from pathlib import Path
 import cv2
 import typer
 
+from spraycv.cli.batch import Batch, max_pixels_option, plan_inputs
+from spraycv.cli.errors import exits
+from spraycv.cli.models import load_model
 from spraycv.config.geometry import BandConfig, GeometryConfig
 from spraycv.geometry import MeasureHints
-from spraycv.io.images import expand_sources
 from spraycv.measure import FileResult, InputKind, Segmenter, measure_file
 from spraycv.segment.classical import segment_classical
 
@@ -62,6 +64,7 @@ def _print_table(rows: list[dict]) -> None:
         typer.echo("  ".join(c.ljust(w) for c, w in zip(row, widths, strict=True)).rstrip())
 
 
+@exits()
 def measure(
     sources: list[str] = typer.Argument(..., help="Image or mask files, folders or glob patterns."),
     as_json: bool = typer.Option(False, "--json", help="One JSON record per nozzle on stdout."),
@@ -77,12 +80,15 @@ def measure(
     nozzle_height_mm: float | None = typer.Option(None, help="Height above target, for coverage."),
     band_start: float = typer.Option(BandConfig().start_frac, help="Band start, fraction of L."),
     band_end: float = typer.Option(BandConfig().end_frac, help="Band end, fraction of L."),
+    max_pixels: int = max_pixels_option(),
 ) -> None:
     """Measure the spray cone angle of each nozzle in images or masks.
 
     Images are segmented by the shipped model (or the classical threshold segmenter when
     no model is shipped, or with --segmenter classical); single-channel 0/1 or 0/255 files
-    are read as masks. Exits 1 if any input could not be measured (the others still are).
+    are read as masks (a single-channel file with few other grey levels is read as a photo,
+    with a warning). Exits 1 if any input could not be measured (the others still are),
+    2 on a bad option or when the sources name no file at all.
     """
     if kind not in ("auto", "image", "mask"):
         raise typer.BadParameter(f"--kind must be auto, image or mask; got {kind!r}")
@@ -95,27 +101,33 @@ def measure(
         apex=apex_xy, axis=axis_uv, mm_per_px=mm_per_px, nozzle_height_mm=nozzle_height_mm
     )
     input_kind: InputKind = kind  # type: ignore[assignment]
+    batch = Batch("measured")
+    inputs = plan_inputs(sources, batch, reads_streams=False)
     segment = pick_segmenter(segmenter, weights)
     rows: list[dict] = []
-    failures = 0
-    for path in expand_sources(sources):
-        result = measure_file(path, input_kind, segment, hints=hints, config=config)
-        if result.error:
-            failures += 1
-            typer.echo(f"error: {result.error}", err=True)
-            continue
-        rows_here = _records(result)
-        rows.extend(rows_here)
-        if as_json:
-            for row in rows_here:
-                sys.stdout.write(json.dumps(row) + "\n")
-        if overlay_dir is not None:
-            _write_overlay(result, overlay_dir)
+    for path in inputs:
+        with batch.item(path):
+            result = measure_file(Path(path), input_kind, segment, hints, config, max_pixels)
+            for note in result.notes:
+                batch.warn(note)
+            if result.error:
+                batch.fail(result.error)
+                continue
+            rows += _emit(result, as_json, overlay_dir)
     if not as_json:
         _print_table(rows)
-    if failures:
-        typer.echo(f"{failures} input(s) could not be measured", err=True)
-        raise typer.Exit(1)
+    batch.finish()
+
+
+def _emit(result: FileResult, as_json: bool, overlay_dir: Path | None) -> list[dict]:
+    """A measured file's records (printed now with --json) and its overlay."""
+    rows = _records(result)
+    if as_json:
+        for row in rows:
+            sys.stdout.write(json.dumps(row) + "\n")
+    if overlay_dir is not None:
+        _write_overlay(result, overlay_dir)
+    return rows
 
 
 def pick_segmenter(choice: str, weights: Path | None) -> Segmenter:
@@ -127,12 +139,7 @@ def pick_segmenter(choice: str, weights: Path | None) -> Segmenter:
     path = weights or default_weights()
     if choice == "classical" or (choice == "auto" and weights is None and not path.is_file()):
         return segment_classical
-    from spraycv.runtime.predictor import load_predictor
-
-    try:
-        return load_predictor(path)
-    except (ValueError, FileNotFoundError) as exc:
-        raise typer.BadParameter(f"cannot load the model: {exc}") from None
+    return load_model(path)
 
 
 def _write_overlay(result: FileResult, overlay_dir: Path) -> None:

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import csv
 import json
-from collections.abc import Iterator
+import sys
 from contextlib import ExitStack
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -13,39 +14,12 @@ import cv2
 import numpy as np
 import typer
 
-from spraycv.paths import default_weights
-
-VIDEO_SUFFIXES = (".mp4", ".avi", ".mov", ".mkv", ".webm", ".m4v", ".mpg", ".mpeg")
-
-
-def _is_video(source: str) -> bool:
-    """A video file, a stream URL (rtsp://, http://...) or a camera index."""
-    return "://" in source or source.isdigit() or Path(source).suffix.lower() in VIDEO_SUFFIXES
-
-
-def _video_frames(source: str, max_frames: int | None) -> tuple[Iterator[np.ndarray], float, int]:
-    """(frames, fps, frame count or 0 when unknown) of a video file, URL or camera index."""
-    cap = cv2.VideoCapture(int(source) if source.isdigit() else source)
-    if not cap.isOpened():
-        raise ValueError(f"{source}: cannot open as a video file or stream")
-    fps = cap.get(cv2.CAP_PROP_FPS) or 10.0
-    count = int(cap.get(cv2.CAP_PROP_FRAME_COUNT) or 0)
-    if max_frames is not None:
-        count = min(count, max_frames) if count > 0 else max_frames
-
-    def frames() -> Iterator[np.ndarray]:
-        try:
-            n = 0
-            while max_frames is None or n < max_frames:
-                ok, frame = cap.read()
-                if not ok:
-                    return
-                n += 1
-                yield frame
-        finally:
-            cap.release()
-
-    return frames(), fps, count
+from spraycv.cli.batch import Batch, max_pixels_option, plan_inputs
+from spraycv.cli.errors import exits
+from spraycv.cli.models import load_model
+from spraycv.io.video import VideoReadError, is_url, is_video, open_video
+from spraycv.measure import measure_file, measure_image
+from spraycv.viz.overlay import draw_overlay
 
 
 class _Records:
@@ -68,16 +42,71 @@ class _Records:
             self.count += 1
 
 
-def _measure(predictor: Any, image: np.ndarray) -> tuple[np.ndarray, list[Any], np.ndarray]:
-    from spraycv.geometry import measure_cones
-    from spraycv.measure import segment_image, with_apex_prior
-    from spraycv.viz.overlay import draw_overlay
+@dataclass
+class _Run:
+    """What every input of one `predict` run shares."""
 
-    mask, apexes = segment_image(predictor, image)
-    measurements = measure_cones(mask, hints=with_apex_prior(None, apexes))
-    return mask, measurements, draw_overlay(image, mask, measurements)
+    predictor: Any
+    records: _Records
+    batch: Batch
+    bar: Any  # tqdm
+    out: Path
+    overlays: bool
+    max_frames: int | None
+    max_pixels: int
 
 
+def _predict_image(run: _Run, source: str) -> None:
+    result = measure_file(Path(source), "image", run.predictor, max_pixels=run.max_pixels)
+    run.bar.update()
+    if result.error:
+        run.batch.fail(result.error)
+        return
+    assert result.image is not None and result.mask is not None  # measured, so both set
+    run.records.write(source, None, result.measurements)
+    if run.overlays:
+        picture = draw_overlay(result.image, result.mask, result.measurements)
+        cv2.imwrite(str(run.out / "overlays" / f"{Path(source).stem}_overlay.png"), picture)
+
+
+def _predict_video(run: _Run, source: str) -> None:
+    """Every frame measured and written; a video that ends before the frame count its
+    container announces is a failed input (its frames read are kept)."""
+    try:
+        video = open_video(source, run.max_pixels)
+    except VideoReadError as exc:
+        run.batch.fail(str(exc))
+        return
+    overlay_path = run.out / f"{'stream' if is_url(source) else Path(source).stem}_overlay.mp4"
+    writer: cv2.VideoWriter | None = None
+    read = 0
+    try:
+        run.bar.total = (run.bar.total or 0) + video.expected(run.max_frames)
+        for index, frame in enumerate(video.frames(run.max_frames)):
+            mask, measurements = measure_image(frame, run.predictor)
+            run.records.write(source, index, measurements)
+            read += 1
+            run.bar.update()
+            if run.overlays:
+                picture = draw_overlay(frame, mask, measurements)
+                writer = writer or _video_writer(overlay_path, picture, video.fps)
+                writer.write(picture)
+    finally:
+        video.release()
+        if writer is not None:
+            writer.release()
+    problem = video.shortfall(read, run.max_frames)
+    problem = problem or (None if read else f"{source}: no frame could be read from it")
+    if problem:
+        run.batch.fail(problem)
+
+
+def _video_writer(path: Path, first: np.ndarray, fps: float) -> cv2.VideoWriter:
+    size = (first.shape[1], first.shape[0])
+    return cv2.VideoWriter(str(path), cv2.VideoWriter_fourcc(*"mp4v"), fps, size)
+
+
+@exits()
 def predict(
     sources: list[str] = typer.Argument(
         ..., help="Images, folders, glob patterns, video files or stream URLs."
@@ -90,72 +119,29 @@ def predict(
     max_frames: int | None = typer.Option(None, help="Stop each video after this many frames."),
     overlays: bool = typer.Option(True, help="Write annotated images / videos."),
     quiet: bool = typer.Option(False, help="No progress bar."),
+    max_pixels: int = max_pixels_option(),
 ) -> None:
     """Segment and measure every nozzle spray with a trained model.
 
     Writes OUT/measurements.jsonl and OUT/measurements.csv (one record per nozzle, with its
     source file and frame), and overlays: OUT/overlays/<name>.png, OUT/<video>_overlay.mp4.
-    Exits 1 if an input could not be read (the others are still measured).
+    Exits 1 if an input could not be read or measured, or a video ends before the frame
+    count its container announces (the others are still measured and written); 2 on a bad
+    option, weights that cannot be loaded, or sources that name no file at all.
     """
     from tqdm import tqdm
 
-    from spraycv.io.images import expand_sources, read_image
-    from spraycv.runtime.predictor import load_predictor
-
-    weights = weights or default_weights()
-    if not weights.is_file():
-        hint = " (no model is shipped yet: train one, or pass --weights)"
-        typer.echo(f"error: weights file not found: {weights}{hint}", err=True)
-        raise typer.Exit(2)
-    try:
-        predictor = load_predictor(weights, device)
-    except (ValueError, FileNotFoundError) as exc:
-        typer.echo(f"error: {exc}", err=True)
-        raise typer.Exit(2) from None
-    videos = [s for s in sources if _is_video(s)]
-    images = list(expand_sources(s for s in sources if not _is_video(s)))
+    batch = Batch("measured", echo=lambda line: tqdm.write(line, file=sys.stderr))
+    inputs = plan_inputs(sources, batch, reads_streams=True)
+    predictor = load_model(weights, device)
     (out / "overlays").mkdir(parents=True, exist_ok=True)
-    failures = 0
     with ExitStack() as stack:
         records = _Records(out, stack)
-        bar = stack.enter_context(tqdm(total=len(images), unit="frame", disable=quiet))
-        for path in images:
-            try:
-                image = read_image(path)
-            except ValueError as exc:
-                failures += 1
-                tqdm.write(f"error: {exc}")
-                bar.update()
-                continue
-            _, measurements, picture = _measure(predictor, image)
-            records.write(str(path), None, measurements)
-            if overlays:
-                cv2.imwrite(str(out / "overlays" / f"{path.stem}_overlay.png"), picture)
-            bar.update()
-        for source in videos:
-            try:
-                frames, fps, count = _video_frames(source, max_frames)
-            except ValueError as exc:
-                failures += 1
-                tqdm.write(f"error: {exc}")
-                continue
-            bar.total = (bar.total or 0) + count
-            bar.refresh()
-            writer = None
-            for index, frame in enumerate(frames):
-                _, measurements, picture = _measure(predictor, frame)
-                records.write(source, index, measurements)
-                if overlays and writer is None:
-                    name = Path(source).stem if "://" not in source else "stream"
-                    path = out / f"{name}_overlay.mp4"
-                    size = (picture.shape[1], picture.shape[0])
-                    writer = cv2.VideoWriter(str(path), cv2.VideoWriter_fourcc(*"mp4v"), fps, size)
-                if writer is not None:
-                    writer.write(picture)
-                bar.update()
-            if writer is not None:
-                writer.release()
+        images = sum(not is_video(source) for source in inputs)
+        bar = stack.enter_context(tqdm(total=images, unit="frame", disable=quiet))
+        run = _Run(predictor, records, batch, bar, out, overlays, max_frames, max_pixels)
+        for source in inputs:
+            with batch.item(source):
+                (_predict_video if is_video(source) else _predict_image)(run, source)
     typer.echo(f"{records.count} measurement(s) from {predictor.name} written under {out}")
-    if failures:
-        typer.echo(f"{failures} input(s) could not be read", err=True)
-        raise typer.Exit(1)
+    batch.finish()

@@ -6,7 +6,10 @@ from pathlib import Path
 
 import typer
 
+from spraycv.cli.errors import ExitCode, exits
 
+
+@exits(((FileExistsError, ValueError), ExitCode.BAD_REQUEST))  # ConfigError is a ValueError
 def synth(
     overrides: list[str] = typer.Argument(
         None, help="Renderer config overrides, e.g. appearance.prob_dyed=0.5"
@@ -25,23 +28,19 @@ def synth(
     Writes OUT/images, OUT/masks (0/255 PNG, threshold > 127), OUT/instances (nozzle
     index + 1), OUT/labels.jsonl (one ground-truth record per image) and OUT/dataset.json.
     """
-    from spraycv.config.loader import ConfigError, load_config
+    from spraycv.config.loader import load_config
     from spraycv.config.render import RenderConfig
     from spraycv.data.synth import write_dataset  # heavy imports only when run
 
-    try:
-        render_config = load_config(RenderConfig, config, list(overrides or []))
-        path = write_dataset(
-            out,
-            n,
-            size=size,
-            seed=seed,
-            workers=workers,
-            image_format=image_format,
-            overwrite=overwrite,
-            config=render_config,
-        )
-    except (FileExistsError, ValueError, ConfigError) as exc:
-        typer.echo(f"error: {exc}", err=True)
-        raise typer.Exit(code=2) from exc
+    render_config = load_config(RenderConfig, config, list(overrides or []))
+    path = write_dataset(
+        out,
+        n,
+        size=size,
+        seed=seed,
+        workers=workers,
+        image_format=image_format,
+        overwrite=overwrite,
+        config=render_config,
+    )
     typer.echo(f"wrote {n} samples to {path}")

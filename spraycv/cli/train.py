@@ -6,7 +6,10 @@ from pathlib import Path
 
 import typer
 
+from spraycv.cli.errors import ExitCode, exits
 
+
+@exits(((ValueError, FileNotFoundError), ExitCode.BAD_REQUEST))  # ConfigError is a ValueError
 def train(
     overrides: list[str] = typer.Argument(
         None, help="Config overrides, e.g. epochs=5 optim.lr=1e-3"
@@ -22,19 +25,15 @@ def train(
     Writes runs/NAME/: best.safetensors and last.safetensors with JSON sidecars,
     metrics.csv, TensorBoard logs and last_state.pt (for resume=true).
     """
-    from spraycv.config.loader import ConfigError, load_config
+    from spraycv.config.loader import load_config
     from spraycv.config.train import TrainConfig
     from spraycv.training.loop import train as run_training
 
     items = list(overrides or [])
     if precision is not None:
         items.append(f"precision='{precision}'")
-    try:
-        cfg = load_config(TrainConfig, config, items)
-        result = run_training(cfg, progress=not quiet)
-    except (ConfigError, ValueError, FileNotFoundError) as exc:
-        typer.echo(f"error: {exc}", err=True)
-        raise typer.Exit(2) from None
+    cfg = load_config(TrainConfig, config, items)
+    result = run_training(cfg, progress=not quiet)
     if result.best_metrics:
         summary = ", ".join(f"{k} {v:.4g}" for k, v in result.best_metrics.items())
         typer.echo(f"best: {summary}")

@@ -2,23 +2,25 @@
 
 from __future__ import annotations
 
+import io
 import tempfile
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, BinaryIO, Literal
 
 import cv2
 import numpy as np
 import pandas as pd
 
 from spraycv.geometry import ConeMeasurement, MeasureHints, measure_cones
-from spraycv.io.images import IMAGE_SUFFIXES
+from spraycv.io import images
+from spraycv.io.images import IMAGE_SUFFIXES, ImageReadError, inspect_image
+from spraycv.io.video import VIDEO_SUFFIXES, Video, VideoReadError, open_video
 from spraycv.measure import segment_image, with_apex_prior
 from spraycv.paths import SAMPLES_DIR
 from spraycv.viz.overlay import draw_overlay
 
-VIDEO_SUFFIXES = (".mp4", ".avi", ".mov", ".mkv", ".webm", ".m4v", ".mpg", ".mpeg")
 SAMPLE_IMAGES_DIR = SAMPLES_DIR / "images"
 SAMPLE_VIDEO = SAMPLES_DIR / "video.mp4"
 
@@ -40,38 +42,58 @@ def accepted_types() -> str:
     return ", ".join(s.lstrip(".") for s in IMAGE_SUFFIXES + VIDEO_SUFFIXES)
 
 
-def check_upload(name: str, data: bytes, max_bytes: int) -> Upload:
-    """Classify an upload as an image or a video, or raise UploadError saying why not.
-
-    The suffix decides the kind; an image must also decode (a renamed file is caught here,
-    a video when it is opened).
-    """
-    suffix = Path(name).suffix.lower()
-    if not data:
+def _read_within(name: str, data: bytes | BinaryIO, max_bytes: int) -> bytes:
+    """The upload's bytes, its size checked first: an over-limit file is never copied."""
+    size = len(data) if isinstance(data, bytes) else data.seek(0, io.SEEK_END)
+    if not size:
         raise UploadError(f"{name}: the file is empty")
-    if len(data) > max_bytes:
+    if size > max_bytes:
         raise UploadError(
-            f"{name}: {len(data) / 2**20:.1f} MB is over the upload limit of "
+            f"{name}: {size / 2**20:.1f} MB is over the upload limit of "
             f"{max_bytes / 2**20:.3g} MB (SPRAYCV_DASHBOARD_MAX_UPLOAD_MB)"
         )
+    if isinstance(data, bytes):
+        return data
+    data.seek(0)
+    return data.read()
+
+
+def check_upload(
+    name: str, data: bytes | BinaryIO, max_bytes: int, max_pixels: int | None = None
+) -> Upload:
+    """Classify an upload (bytes, or a file such as Streamlit's UploadedFile) as an image or a
+    video, or raise UploadError saying why not.
+
+    The suffix decides the kind; an image's header must also pass the image limits (nothing
+    is decoded here), a video is checked when it is opened.
+    """
+    suffix = Path(name).suffix.lower()
+    raw = _read_within(name, data, max_bytes)
     if suffix in VIDEO_SUFFIXES:
-        return Upload(name, "video", data)
-    if suffix in IMAGE_SUFFIXES:
-        decode_image(data, name)  # raises if it is not really an image
-        return Upload(name, "image", data)
-    raise UploadError(f"{name}: not an image or a video (accepted: {accepted_types()})")
+        return Upload(name, "video", raw)
+    if suffix not in IMAGE_SUFFIXES:
+        raise UploadError(f"{name}: not an image or a video (accepted: {accepted_types()})")
+    try:
+        inspect_image(raw, name, max_pixels)  # a renamed or oversized file is caught here
+    except ImageReadError as exc:
+        raise UploadError(str(exc)) from None
+    return Upload(name, "image", raw)
 
 
-def decode_image(data: bytes, name: str = "image") -> np.ndarray:
-    """Encoded bytes -> (H, W, 3) uint8 BGR, as cv2.imread would give for a colour file."""
-    image = cv2.imdecode(np.frombuffer(data, np.uint8), cv2.IMREAD_COLOR)
-    if image is None:
-        raise UploadError(f"{name}: not a readable image (corrupt or unsupported format)")
-    return image
+def decode_image(data: bytes, name: str = "image", max_pixels: int | None = None) -> np.ndarray:
+    """Encoded bytes -> (H, W, 3) uint8 BGR, as cv2.imread would give for a colour file
+    (EXIF orientation applied), within the image limits."""
+    try:
+        return images.decode_image(data, name, max_pixels, colour=True, exif_orientation=True)
+    except ImageReadError as exc:
+        raise UploadError(str(exc)) from None
 
 
-def sample_video(data: bytes, name: str, max_frames: int) -> list[tuple[int, np.ndarray]]:
-    """Up to max_frames (frame index, BGR image) pairs spread evenly over a video.
+def sample_video(
+    data: bytes, name: str, max_frames: int, max_pixels: int | None = None
+) -> tuple[list[tuple[int, np.ndarray]], str | None]:
+    """Up to max_frames (frame index, BGR image) pairs spread evenly over a video, and a note
+    when the video ends before the frame count its container announces.
 
     OpenCV reads videos from files only, so the bytes go to a temporary file first.
     """
@@ -79,34 +101,38 @@ def sample_video(data: bytes, name: str, max_frames: int) -> list[tuple[int, np.
     with tempfile.NamedTemporaryFile(suffix=suffix) as tmp:
         tmp.write(data)
         tmp.flush()
-        cap = cv2.VideoCapture(tmp.name)
         try:
-            if not cap.isOpened():
-                raise UploadError(f"{name}: not a readable video (corrupt or unsupported codec)")
-            frames = _read_spread(cap, max_frames)
+            video = open_video(tmp.name, max_pixels, name=name)
+        except VideoReadError as exc:
+            raise UploadError(str(exc)) from None
+        try:
+            frames, read = _read_spread(video, max_frames)
         finally:
-            cap.release()
+            video.release()
     if not frames:
         raise UploadError(f"{name}: the video has no readable frame")
-    return frames
+    return frames, video.shortfall(read)
 
 
-def _read_spread(cap: cv2.VideoCapture, max_frames: int) -> list[tuple[int, np.ndarray]]:
-    count = int(cap.get(cv2.CAP_PROP_FRAME_COUNT))
+def _read_spread(video: Video, max_frames: int) -> tuple[list[tuple[int, np.ndarray]], int]:
+    """The frames wanted, and how many frames could be read (grabbed) in all."""
+    count = video.announced
     if count <= 0:  # unknown length (some containers): the first frames then
         wanted = set(range(max_frames))
         count = max_frames
     else:
         wanted = {int(i) for i in np.linspace(0, count - 1, min(max_frames, count))}
     frames = []
+    read = 0
     for index in range(count):
-        if not cap.grab():  # grab without decoding: cheap for the frames skipped
+        if not video.capture.grab():  # grab without decoding: cheap for the frames skipped
             break
+        read += 1
         if index in wanted:
-            ok, image = cap.retrieve()
+            ok, image = video.capture.retrieve()
             if ok and image is not None:
                 frames.append((index, image))
-    return frames
+    return frames, read
 
 
 @dataclass
@@ -126,7 +152,7 @@ class Analysed:
     def overlay_rgb(self) -> np.ndarray:
         """The annotated picture, RGB for st.image."""
         bgr = draw_overlay(self.image, self.mask, self.measurements)
-        return cv2.cvtColor(bgr, cv2.COLOR_BGR2RGB)
+        return cv2.cvtColor(bgr, cv2.COLOR_BGR2RGB, dst=bgr)  # in place: one copy less
 
     @property
     def angles_text(self) -> str:
@@ -134,28 +160,42 @@ class Analysed:
         return ", ".join(angles) if angles else "no cone measured"
 
 
+@dataclass
+class Analysis:
+    """An upload's measured images, and warnings for the operator (a video cut short)."""
+
+    results: list[Analysed] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)
+
+
 def analyse_upload(
     upload: Upload,
     segmenter: Segmenter,
     max_frames: int = 12,
     hints: MeasureHints | None = None,
-) -> list[Analysed]:
+    max_pixels: int | None = None,
+) -> Analysis:
     """Segment and measure an image, or up to max_frames frames of a video.
 
     hints: the camera's calibration (mm_per_px, nozzle height and spacing) for mm outputs.
+    Raises UploadError, naming the file, when it cannot be decoded or measured.
     """
+    analysis = Analysis()
     if upload.kind == "image":
         frames: Sequence[tuple[int | None, np.ndarray]] = [
-            (None, decode_image(upload.data, upload.name))
+            (None, decode_image(upload.data, upload.name, max_pixels))
         ]
     else:
-        frames = sample_video(upload.data, upload.name, max_frames)
-    out = []
+        frames, note = sample_video(upload.data, upload.name, max_frames, max_pixels)
+        analysis.warnings += [note] if note else []
     for index, image in frames:
-        mask, apexes = segment_image(segmenter, image)
-        measured = measure_cones(mask, hints=with_apex_prior(hints, apexes))
-        out.append(Analysed(upload.name, index, image, mask, measured))
-    return out
+        try:
+            mask, apexes = segment_image(segmenter, image)
+            measured = measure_cones(mask, hints=with_apex_prior(hints, apexes))
+        except ValueError as exc:  # the geometry's MaskError, a hint it cannot use
+            raise UploadError(f"{upload.name}: {exc}") from None
+        analysis.results.append(Analysed(upload.name, index, image, mask, measured))
+    return analysis
 
 
 FIRST_COLUMNS = ["file", "frame", "index", "included_angle_deg", "half_angle_left_deg",

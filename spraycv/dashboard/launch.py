@@ -6,6 +6,7 @@ Used by the browser test and scripts/dashboard_screenshot.py; operators run the
 
 from __future__ import annotations
 
+import math
 import os
 import subprocess
 import sys
@@ -15,6 +16,7 @@ import urllib.request
 from collections.abc import Mapping
 from pathlib import Path
 
+from spraycv.dashboard.settings import load_settings
 from spraycv.paths import REPO_ROOT
 
 HOME = REPO_ROOT / "app" / "Home.py"
@@ -26,11 +28,16 @@ CHROMIUM_ARGS = [
 ]  # fmt: skip
 
 
-def dashboard_command(port: int) -> list[str]:
+def dashboard_command(port: int, env: Mapping[str, str] | None = None) -> list[str]:
+    """`streamlit run app/Home.py` for the environment the dashboard will have (`env`, else
+    this process's): Streamlit refuses uploads over the dashboard's limit (whole MB) before
+    they reach the page, which then checks the exact byte count."""
+    max_upload_mb = math.ceil(load_settings(env).max_upload_mb)
     return [
         sys.executable, "-m", "streamlit", "run", str(HOME),
         "--server.fileWatcherType", "none", "--server.headless", "true",
         "--server.address", "127.0.0.1", "--server.port", str(port),
+        "--server.maxUploadSize", str(max_upload_mb),
         "--browser.gatherUsageStats", "false",
     ]  # fmt: skip
 
@@ -40,10 +47,11 @@ def start_dashboard(
 ) -> subprocess.Popen:
     """Start `streamlit run app/Home.py` on 127.0.0.1:port; see wait_until_up."""
     out = log.open("w") if log is not None else subprocess.DEVNULL
+    full_env = {**os.environ, **(env or {})}
     return subprocess.Popen(
-        dashboard_command(port),
+        dashboard_command(port, full_env),
         cwd=REPO_ROOT,
-        env={**os.environ, **(env or {})},
+        env=full_env,
         stdout=out,
         stderr=subprocess.STDOUT,
     )

@@ -48,6 +48,7 @@ def propose_labels(
     tolerance_px: float = 0.0,
     min_area_px: float = 4.0,
     on_result: Callable[[str, Path, str], None] | None = None,
+    max_pixels: int | None = None,
 ) -> ProposeReport:
     """Write a LabelMe file with the predicted spray mask next to each image.
 
@@ -71,6 +72,9 @@ def propose_labels(
     on_result : callable, optional
         Called as ``on_result(outcome, image_path, detail)`` after each image, outcome one
         of "written", "skipped", "failed" (for progress output).
+    max_pixels : int
+        Larger images are not decoded but recorded as failed (None: the configured limit,
+        `spraycv.io.images.configured_max_pixels`).
 
     Returns
     -------
@@ -97,7 +101,7 @@ def propose_labels(
             note("skipped", path, f"{target.name} exists")
             continue
         try:
-            image = read_image(path)
+            image = read_image(path, max_pixels)
             mask = predictor(image)
             polygons = mask_to_polygons(mask, tolerance_px=tolerance_px, min_area_px=min_area_px)
             write_labelme(target, path, polygons, image.shape[:2], label=label)

@@ -70,7 +70,7 @@ def crop_edges(
     seed, reach = (w - 1) / 2, w // 4
     left, right = [], []
     for row in range(first, last + 1):
-        lcol, rcol = _row_edges(prob[row], int(round(seed)), reach)
+        lcol, rcol = _row_edges(prob[row], round(seed), reach)
         if np.isfinite(lcol):
             left.append((lcol, row))
         if np.isfinite(rcol):

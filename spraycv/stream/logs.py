@@ -9,14 +9,12 @@ from __future__ import annotations
 
 import json
 import logging
-import os
 import sys
 import time
 
 from spraycv.redact import redact_credentials
 
 _STANDARD = set(logging.LogRecord("", 0, "", 0, "", (), None).__dict__) | {"message", "asctime"}
-FFMPEG_QUIET = "-8"  # AV_LOG_QUIET: read by OpenCV when it first opens an FFmpeg capture
 
 
 class JsonFormatter(logging.Formatter):
@@ -33,15 +31,6 @@ class JsonFormatter(logging.Formatter):
             out["exc"] = self.formatException(record.exc_info)
         # the last stop before a log line leaves the process: no URL password gets past it
         return redact_credentials(json.dumps(out, default=str))
-
-
-def quiet_native_logging() -> None:
-    """Silence OpenCV's and FFmpeg's own stderr printing (plain text, not JSON)."""
-    os.environ["OPENCV_FFMPEG_LOGLEVEL"] = FFMPEG_QUIET
-    os.environ["OPENCV_LOG_LEVEL"] = "SILENT"  # for a cv2 imported after this
-    import cv2  # already imported by the CLI: its log level is set at run time too
-
-    cv2.utils.logging.setLogLevel(cv2.utils.logging.LOG_LEVEL_SILENT)
 
 
 def setup_json_logging(level: str = "INFO") -> None:

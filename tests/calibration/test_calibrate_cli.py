@@ -97,7 +97,7 @@ def test_unreadable_image_and_bad_config(board: Path, tmp_path: Path) -> None:
     config.write_text("- not a mapping\n")
     args = ["--points", "1,2,3,4", "--distance-mm", "5", "--config", str(config)]
     result = runner.invoke(app, ["calibrate", str(board), *args, "--source", "cam"])
-    assert result.exit_code == 1 and "top level must be a mapping" in result.output
+    assert result.exit_code == 2 and "top level must be a mapping" in result.output  # the config
 
 
 def test_measure_reports_mm_with_the_scale() -> None:

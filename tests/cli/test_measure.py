@@ -54,7 +54,7 @@ def test_a_corrupt_file_is_reported_and_the_rest_still_measured(tmp_path: Path):
     assert result.exit_code == 1
     assert "broken.jpg: not a readable image" in result.stderr
     assert "no.png: no such file" in result.stderr
-    assert "2 input(s) could not be measured" in result.stderr
+    assert "error: 2 of 3 inputs could not be measured" in result.stderr
     assert json.loads(result.stdout.splitlines()[0])["source"] == str(good)
 
 

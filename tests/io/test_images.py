@@ -7,10 +7,17 @@ import numpy as np
 import pytest
 
 from spraycv.io.images import (
+    MAX_IMAGE_PIXELS,
     ImageReadError,
+    configured_max_pixels,
+    decode_image,
     expand_sources,
+    grey_levels,
+    inspect_image,
     looks_like_mask,
+    max_file_bytes,
     read_image,
+    source_files,
     to_binary_mask,
 )
 
@@ -88,3 +95,127 @@ def test_expand_sources_folder_glob_and_missing(tmp_path: Path):
     assert [p.name for p in expand_sources([str(tmp_path / "*.png")])] == ["b.png"]
     missing = tmp_path / "nothing-*.png"
     assert list(expand_sources([str(missing)])) == [missing]
+
+
+def _png(array: np.ndarray) -> bytes:
+    return cv2.imencode(".png", array)[1].tobytes()
+
+
+def _blank_png_header(width: int, height: int) -> bytes:
+    """A PNG whose header claims width x height (with a valid CRC) and almost no data."""
+    import struct
+    import zlib
+
+    def chunk(kind: bytes, body: bytes) -> bytes:
+        crc = struct.pack(">I", zlib.crc32(kind + body))
+        return struct.pack(">I", len(body)) + kind + body + crc
+
+    ihdr = struct.pack(">IIBBBBB", width, height, 8, 0, 0, 0, 0)
+    return b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", ihdr) + chunk(b"IDAT", b"") + chunk(b"IEND", b"")
+
+
+def test_the_pixel_limit_is_checked_from_the_header_before_decoding():
+    huge = _blank_png_header(20000, 20000)  # decoding would cost 400 MB; its data is empty
+    with pytest.raises(ImageReadError, match=r"20000 x 20000 px \(400.0 MP\) is over the limit"):
+        decode_image(huge, "huge.png")
+    header = inspect_image(_png(np.zeros((100, 100), np.uint8)), "a.png", max_pixels=10_000)
+    assert (header.format, header.width, header.height, header.mode) == ("PNG", 100, 100, "L")
+    with pytest.raises(ImageReadError, match=r"over the limit of 0\.009 MP"):
+        inspect_image(_png(np.zeros((100, 100), np.uint8)), "a.png", max_pixels=9_000)
+
+
+@pytest.mark.parametrize(("shape", "ok"), [((8, 8), True), ((7, 8), False), ((1, 5000), False)])
+def test_images_too_small_to_measure_are_refused(shape: tuple[int, int], ok: bool):
+    data = _png(np.full(shape, 9, np.uint8))
+    if ok:
+        assert decode_image(data, "x.png").shape == shape
+    else:
+        with pytest.raises(ImageReadError, match="too small to measure"):
+            decode_image(data, "x.png")
+
+
+def _jpeg_with_thumbnail(image: np.ndarray) -> bytes:
+    """A JPEG whose APP1 segment holds a whole small JPEG, end marker included (as EXIF
+    thumbnails do)."""
+    import struct
+
+    data = cv2.imencode(".jpg", image)[1].tobytes()
+    thumbnail = cv2.imencode(".jpg", image[:8, :8])[1].tobytes()
+    body = b"Exif\x00\x00" + thumbnail
+    return data[:2] + b"\xff\xe1" + struct.pack(">H", len(body) + 2) + body + data[2:]
+
+
+@pytest.mark.parametrize("suffix", [".jpg", ".png", ".webp", "thumbnail"])
+def test_a_cut_file_is_refused_before_its_decoder_sees_it(suffix: str):
+    image = np.random.default_rng(0).integers(0, 255, (40, 50, 3), dtype=np.uint8)
+    encoded = cv2.imencode(suffix if suffix != "thumbnail" else ".jpg", image)[1].tobytes()
+    whole = _jpeg_with_thumbnail(image) if suffix == "thumbnail" else encoded
+    assert decode_image(whole, "whole").shape == (40, 50, 3)
+    with pytest.raises(ImageReadError, match="file is cut short"):
+        decode_image(whole[: len(whole) * 2 // 3], "cut")
+
+
+def test_a_jpeg_with_data_after_its_end_is_whole():  # e.g. a phone's motion photo
+    image = np.random.default_rng(1).integers(0, 255, (40, 50, 3), dtype=np.uint8)
+    data = cv2.imencode(".jpg", image)[1].tobytes() + b"\x00\x00\x00\x18ftypmp42" + bytes(500)
+    assert decode_image(data, "motion.jpg").shape == (40, 50, 3)
+
+
+@pytest.mark.parametrize(
+    ("mode", "fmt", "shape"),
+    [("LA", "PNG", (20, 30)), ("P", "PNG", (20, 30, 3)), ("1", "BMP", (20, 30)),
+     ("CMYK", "JPEG", (20, 30, 3)), ("RGBA", "WEBP", (20, 30, 3)), ("I;16", "TIFF", (20, 30))],
+)  # fmt: skip
+def test_pixel_formats_decode_to_grey_or_bgr(mode: str, fmt: str, shape: tuple[int, ...]):
+    import io
+
+    from PIL import Image
+
+    out = io.BytesIO()
+    Image.new("RGB", (30, 20), (200, 10, 60)).convert(mode).save(out, fmt)
+    image = decode_image(out.getvalue(), f"x.{fmt}")
+    assert image.shape == shape and image.dtype == np.uint8
+
+
+def test_float_images_and_unknown_formats_are_refused():
+    import io
+
+    from PIL import Image
+
+    out = io.BytesIO()
+    Image.new("F", (30, 20), 0.5).save(out, "TIFF")
+    with pytest.raises(ImageReadError, match="unsupported pixel format 'F'"):
+        decode_image(out.getvalue(), "f.tif")
+    out = io.BytesIO()
+    Image.new("RGB", (30, 20)).save(out, "GIF")
+    with pytest.raises(ImageReadError, match="not a PNG, JPEG, BMP, TIFF or WebP file"):
+        decode_image(out.getvalue(), "a.gif")
+
+
+def test_a_file_larger_than_any_image_within_the_limit_is_not_read(tmp_path: Path):
+    path = tmp_path / "big.png"
+    with path.open("wb") as f:
+        f.truncate(max_file_bytes(10) + 1)  # sparse: nothing is written
+    with pytest.raises(ImageReadError, match="larger than any image of at most"):
+        read_image(path, max_pixels=10)
+
+
+def test_grey_levels_and_source_files(tmp_path: Path):
+    image = np.array([[0, 17, 200, 17]], np.uint8)
+    assert grey_levels(image).tolist() == [0, 17, 200]
+    assert source_files(tmp_path) == [] and source_files(str(tmp_path / "*.png")) == []
+    assert source_files(tmp_path / "a.png") == [tmp_path / "a.png"]  # reported when read
+
+
+@pytest.mark.parametrize(
+    ("value", "limit"),
+    [(None, MAX_IMAGE_PIXELS), ("30000000", 30_000_000), ("lots", MAX_IMAGE_PIXELS),
+     ("0", MAX_IMAGE_PIXELS)],
+)  # fmt: skip
+def test_the_configured_pixel_limit(value: str | None, limit: int, tmp_path: Path, monkeypatch):
+    env = {} if value is None else {"SPRAYCV_MAX_IMAGE_PIXELS": value}
+    assert configured_max_pixels(env) == limit
+    monkeypatch.setenv("SPRAYCV_MAX_IMAGE_PIXELS", "100")  # read_image's default follows it
+    path = _write(tmp_path / "a.png", np.zeros((20, 30), np.uint8))
+    with pytest.raises(ImageReadError, match=r"over the limit of 0\.0001 MP"):
+        read_image(path)

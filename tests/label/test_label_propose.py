@@ -149,7 +149,7 @@ def test_cli_proposals_import_back_as_the_model_masks(
     ("setup", "args", "code", "message"),
     [
         ("file", [], 2, "not a folder"),
-        ("empty", [], 1, "no images in"),
+        ("empty", [], 2, "no images in"),  # nothing to label: a bad request
         ("photo", ["--weights", "model.pt"], 2, "cannot load the model"),
         ("photo", ["--weights", "missing.safetensors"], 2, "cannot load the model"),
     ],

@@ -116,8 +116,9 @@ def test_every_stderr_line_is_json_with_a_broken_second_source(tmp_path: Path) -
 def test_python_warnings_and_other_libraries_log_json_lines() -> None:
     code = (
         "import logging, warnings\n"
-        "from spraycv.stream.logs import quiet_native_logging, setup_json_logging\n"
-        "setup_json_logging(); quiet_native_logging()\n"
+        "from spraycv.io.native_logs import quiet_native_logs\n"
+        "from spraycv.stream.logs import setup_json_logging\n"
+        "setup_json_logging(); quiet_native_logs()\n"
         "warnings.warn('careful', UserWarning)\n"
         "logging.getLogger('waitress').error('a library error')\n"
         "logging.getLogger('spraycv.x').info('ours', extra={'url': 'rtsp://a:hunter2@h/s'})\n"
