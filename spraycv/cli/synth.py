@@ -20,7 +20,11 @@ def synth(
     size: int = typer.Option(512, "--size", help="Image width and height, px."),
     seed: int = typer.Option(0, "--seed", help="Dataset seed: same seed, same dataset."),
     workers: int = typer.Option(0, help="Worker processes; 0 = all cores."),
-    image_format: str = typer.Option("jpg", help="Image format: jpg (quality 95) or png."),
+    image_format: str = typer.Option(
+        "jpg",
+        help="Image format: jpg (quality 95), png, or png16 (PNG; the raw 10-12-bit frames "
+        "of the hdr style as 16-bit PNG).",
+    ),
     overwrite: bool = typer.Option(False, help="Replace the dataset files in a non-empty --out."),
 ) -> None:
     """Render synthetic nozzle-spray images with exact cone-angle ground truth.

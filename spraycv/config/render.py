@@ -16,6 +16,29 @@ Range = tuple[float, float]
 NOZZLE_TYPES = ("flat_fan", "hollow_cone", "full_cone")
 NOZZLE_STATES = ("on", "weak", "clogged", "off")
 BACKGROUNDS = ("lab", "panel", "field")
+# Named looks of a frame (spraycv.data.synth.styles maps each to its effects). "standard" is
+# the renderer's own look: a config that draws only it renders what renderer v1 rendered.
+STYLES = (
+    "standard",
+    # hard negatives: bright things that are not spray
+    "lit_hardware",
+    "lit_clutter",
+    "wet_reflections",
+    "black_single",
+    # real-camera conditions
+    "dim",
+    "hdr",
+    "averaged",
+    "averaged_dim",
+    "jpeg_heavy",
+    "motion_blur",
+    "vignetting",
+    "lens_dust",
+    # no spray at all: the truth is an empty mask
+    "nozzles_off",
+    "bare_background",
+    "brackets_only",
+)
 
 
 def _check_range(value: Range) -> Range:
@@ -182,9 +205,82 @@ class CameraConfig(StrictModel):
     )(_check_range)
 
 
+class StyleConfig(StrictModel):
+    """Which named styles a dataset mixes (weights) and the ranges their effects draw from.
+
+    A style changes only how a frame looks and which nozzles spray, never the envelope of a
+    spraying nozzle; each frame's style is drawn from its own random stream, so a frame of
+    style "standard" is the frame the default config renders for the same seed.
+    """
+
+    weights: dict[str, float] = Field(default_factory=lambda: {"standard": 1.0})
+    # Hard negatives. Prop brightness is relative to the scene's spray brightness.
+    n_brackets_range: tuple[int, int] = (1, 3)
+    bracket_size_frac_range: Range = (0.08, 0.4)  # longest side / image size
+    n_clutter_range: tuple[int, int] = (1, 4)
+    clutter_size_frac_range: Range = (0.04, 0.45)
+    prop_level_range: Range = (0.6, 1.8)
+    body_light_gain_range: Range = (1.6, 3.5)  # lit nozzle bodies, caps and pipes
+    reflection_strength_range: Range = (0.12, 0.45)
+    black_level_range: Range = (0.0, 0.012)  # background of "black_single"
+    # Real-camera conditions.
+    dim_peak_range: Range = (30.0, 80.0)  # brightest pixel of a dim frame, of 255
+    hdr_bits: list[int] = Field(default_factory=lambda: [10, 12])
+    hdr_level_range: Range = (0.04, 1.3)  # brightest point / full scale (> 1: highlights clip)
+    prob_hdr_msb_aligned: float = Field(0.5, ge=0, le=1)  # 16-bit container: data << (16 - bits)
+    prob_hdr_stretch: float = Field(0.5, ge=0, le=1)  # 8-bit copy stretched, else bits shifted
+    prob_mono: float = Field(0.8, ge=0, le=1)  # high-speed cameras are mostly monochrome
+    averaged_blur_px_range: Range = (2.0, 6.0)
+    averaged_gain_range: Range = (0.2, 0.6)  # faint: spray brightness factor
+    heavy_jpeg_quality_range: tuple[int, int] = (4, 20)
+    strong_motion_px_range: Range = (8.0, 30.0)
+    strong_vignetting_range: Range = (0.55, 0.9)
+    n_dust_range: tuple[int, int] = (3, 25)
+
+    _ranges = field_validator(
+        "bracket_size_frac_range",
+        "clutter_size_frac_range",
+        "prop_level_range",
+        "body_light_gain_range",
+        "reflection_strength_range",
+        "black_level_range",
+        "dim_peak_range",
+        "hdr_level_range",
+        "averaged_blur_px_range",
+        "averaged_gain_range",
+        "heavy_jpeg_quality_range",
+        "strong_motion_px_range",
+        "strong_vignetting_range",
+        "n_brackets_range",
+        "n_clutter_range",
+        "n_dust_range",
+    )(_check_range)
+
+    @field_validator("weights")
+    @classmethod
+    def _weights(cls, v: dict[str, float]) -> dict[str, float]:
+        return _check_probs(v, STYLES)
+
+    @field_validator("hdr_bits")
+    @classmethod
+    def _bits(cls, v: list[int]) -> list[int]:
+        if not v or any(not 9 <= b <= 16 for b in v):
+            raise ValueError("hdr_bits must be a non-empty list of bit depths in [9, 16]")
+        return v
+
+    @model_validator(mode="after")
+    def _consistent(self) -> StyleConfig:
+        if self.dim_peak_range[0] < 1 or self.dim_peak_range[1] > 255:
+            raise ValueError("dim_peak_range must lie within [1, 255]")
+        if not 1 <= self.heavy_jpeg_quality_range[0] <= self.heavy_jpeg_quality_range[1] <= 100:
+            raise ValueError("heavy_jpeg_quality_range must lie within [1, 100]")
+        return self
+
+
 class RenderConfig(StrictModel):
     """Every default of the synthetic renderer (`spraycv synth`)."""
 
     nozzle: NozzleDistConfig = Field(default_factory=NozzleDistConfig)
     appearance: AppearanceConfig = Field(default_factory=AppearanceConfig)
     camera: CameraConfig = Field(default_factory=CameraConfig)
+    styles: StyleConfig = Field(default_factory=StyleConfig)

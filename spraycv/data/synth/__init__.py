@@ -10,6 +10,13 @@ axis from the apex into the spray, left = side of n_left = (-uy, ux), half-angle
 axis, `length_px` = max((p - apex) . axis) over the plume's own envelope pixels, and the
 default band [max(0.10 L, 4 px), 0.40 L]. Both boundaries are exact straight lines from the
 apex to `params["straight_to_px"]` >= 0.5 L; masks follow them to within half a pixel.
+
+Styles (`RenderConfig.styles.weights`, `spraycv.data.synth.styles`): each frame draws one named
+look - hard negatives (lit brackets and bodies, lit clutter, wet surfaces, a black stage),
+real-camera conditions (dim, 10-12-bit, averaged, heavy JPEG, motion blur, vignetting, lens
+dust) or no spray at all (nozzles off, bare background, brackets only). The record's "style"
+names it ("standard" records, the default, carry no "style"); "style_params" holds what the
+style drew. Styles change the look and which nozzles spray, never a spraying envelope.
 """
 
 from __future__ import annotations

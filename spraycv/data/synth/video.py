@@ -21,6 +21,7 @@ from spraycv.data.synth.envelope import ensure_straight
 from spraycv.data.synth.layout import sample_scene
 from spraycv.data.synth.params import SceneParams
 from spraycv.data.synth.render import RenderResult, compose, streams
+from spraycv.data.synth.styles import pick_look, restyle_scene, styled_config
 
 
 def _frame_scene(
@@ -45,10 +46,16 @@ def render_video_frames(
     height: int = 480,
     config: RenderConfig | None = None,
 ) -> Iterator[RenderResult]:
-    """Frames of one scene, each with its exact ground truth (records carry "frame")."""
+    """Frames of one scene, each with its exact ground truth (records carry "frame").
+
+    The video has one style, drawn from the seed; its props, dust and sensor settings are
+    the same in every frame.
+    """
     config = config or RenderConfig()
+    look = pick_look(seed, config.styles)
     rng_geo, _, _, _ = streams(seed)
-    scene = sample_scene(rng_geo, width, height, config)
+    scene = sample_scene(rng_geo, width, height, styled_config(config, look))
+    scene = restyle_scene(scene, look, seed, config.styles)
     var = np.random.default_rng(np.random.SeedSequence([seed, 0x71DE0]))
     # A second front of the same statistics per nozzle; frames rotate between the two.
     alt = [
@@ -64,7 +71,8 @@ def render_video_frames(
         rng_spray, rng_cam = (
             np.random.default_rng(s) for s in np.random.SeedSequence([seed, f]).spawn(2)
         )
-        res = compose(frame, rng_scene, rng_spray, rng_cam, seed, f"video-{seed}-{f:04d}")
+        frame_id = f"video-{seed}-{f:04d}"
+        res = compose(frame, rng_scene, rng_spray, rng_cam, seed, frame_id, look, config.styles)
         res.record["frame"] = f
         yield res
 

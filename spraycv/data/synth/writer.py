@@ -2,7 +2,8 @@
 
 Layout (`n` samples, index i as a 6-digit stem):
 
-    out/images/000000.jpg      image, BGR (JPEG quality 95, or PNG)
+    out/images/000000.jpg      image, BGR (JPEG quality 95, or PNG; with "png16", the raw
+                               10-12-bit frames of high-bit-depth styles as 16-bit PNG)
     out/masks/000000.png       spray envelope mask, 0 or 255 (readers threshold > 127)
     out/instances/000000.png   0 = background, k = nozzle index + 1
     out/labels.jsonl           one record per image, in index order, with the relative
@@ -29,6 +30,12 @@ from spraycv.config.render import RenderConfig
 from spraycv.data.synth.render import RENDERER_VERSION, RenderResult, render_sample
 
 _OUTPUTS = ("images", "masks", "instances", "labels.jsonl", "dataset.json")
+# Image format -> (file suffix, imwrite parameters, write the 16-bit raw frame if there is one).
+IMAGE_FORMATS: dict[str, tuple[str, list[int], bool]] = {
+    "jpg": ("jpg", [cv2.IMWRITE_JPEG_QUALITY, 95], False),
+    "png": ("png", [], False),
+    "png16": ("png", [], True),
+}
 
 
 def sample_seed(dataset_seed: int, index: int) -> int:
@@ -40,9 +47,9 @@ def sample_seed(dataset_seed: int, index: int) -> int:
 def save_sample(out: Path, stem: str, res: RenderResult, image_format: str = "jpg") -> dict:
     """Write one sample's image, mask (0/255) and instances under `out`; return its record
     with the relative paths "image", "mask" and "instances" added."""
-    image_rel = f"images/{stem}.{image_format}"
-    params = [cv2.IMWRITE_JPEG_QUALITY, 95] if image_format == "jpg" else []
-    _write(out / image_rel, res.image, params)
+    suffix, params, raw16 = IMAGE_FORMATS[image_format]
+    image_rel = f"images/{stem}.{suffix}"
+    _write(out / image_rel, res.image16 if raw16 and res.image16 is not None else res.image, params)
     _write(out / f"masks/{stem}.png", res.mask * np.uint8(255), [])
     _write(out / f"instances/{stem}.png", res.instances, [])
     record = dict(res.record)
@@ -97,7 +104,8 @@ def write_dataset(
 
     Args:
         workers: processes; 0 = all cores. The output does not depend on it.
-        image_format: "jpg" (quality 95) or "png".
+        image_format: "jpg" (quality 95), "png", or "png16": PNG, with the raw frames of
+            high-bit-depth styles ("hdr") as 16-bit PNG instead of their 8-bit copy.
         overwrite: replace the dataset files of an existing non-empty `out`; without it a
             non-empty `out` is refused.
 
@@ -108,8 +116,9 @@ def write_dataset(
     thread pool can hang), so a script calling this needs the usual
     `if __name__ == "__main__":` guard.
     """
-    if image_format not in ("jpg", "png"):
-        raise ValueError(f"image_format must be 'jpg' or 'png', not {image_format!r}")
+    if image_format not in IMAGE_FORMATS:
+        formats = sorted(IMAGE_FORMATS)
+        raise ValueError(f"image_format must be one of {formats}, not {image_format!r}")
     if n < 0 or size < 64:
         raise ValueError("n must be >= 0 and size >= 64")
     out = Path(out)

@@ -1,0 +1,241 @@
+"""Renderer styles: exact truth in every style, dim and 16-bit frames, the default unchanged."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from pathlib import Path
+
+import cv2
+import numpy as np
+import pytest
+from pydantic import ValidationError
+
+from spraycv.config.render import STYLES, RenderConfig, StyleConfig
+from spraycv.data.synth import render_sample, render_video_frames, write_dataset
+from spraycv.data.synth.envelope import EnvelopeSpec, envelope_mask
+from spraycv.data.synth.layout import sample_scene
+from spraycv.data.synth.props import (
+    paint_brackets,
+    paint_lens_dust,
+    paint_lit_clutter,
+    paint_reflection,
+    paint_wet_surfaces,
+)
+from spraycv.data.synth.render import envelope_masks, streams
+from spraycv.data.synth.style_context import StyleContext
+from spraycv.data.synth.styles import EFFECTS, STYLE_EFFECTS, frame_style
+from spraycv.io.images import read_image
+
+SIZE = 128
+SEEDS = (3, 4)
+NO_SPRAY = ("nozzles_off", "bare_background", "brackets_only")
+NO_NOZZLES = ("bare_background", "brackets_only")
+# Styles whose effects leave the scene's sampling alone: their frames are the standard
+# frames of the same seed with another look (the twin has the same truth).
+TWINNED = tuple(s for s in STYLES if not any(EFFECTS[e].config for e in STYLE_EFFECTS[s]))
+
+
+def _only(style: str) -> RenderConfig:
+    return RenderConfig.model_validate({"styles": {"weights": {style: 1.0}}})
+
+
+def _digest(res: object) -> str:
+    h = hashlib.sha256()
+    for arr in (res.image, res.mask, res.instances):  # type: ignore[attr-defined]
+        h.update(arr.tobytes())
+    h.update(json.dumps(res.record, sort_keys=True).encode())  # type: ignore[attr-defined]
+    return h.hexdigest()[:16]
+
+
+# Renderer v1 (before styles existed), 128 px. A numpy or OpenCV upgrade may change these
+# bytes too: if this fails, first check the digest with the previous commit of the renderer.
+GOLDEN = {0: "3482b19f6879073a", 1: "798836a25f79c11d", 7: "e69e4fd2e43fb612"}
+
+
+@pytest.mark.parametrize("seed", sorted(GOLDEN))
+def test_default_config_renders_what_renderer_v1_rendered(seed: int) -> None:
+    res = render_sample(seed, SIZE)
+    assert "style" not in res.record and "style_params" not in res.record
+    assert res.image16 is None
+    assert _digest(res) == GOLDEN[seed]
+
+
+def test_standard_frames_of_a_mix_are_the_default_frames() -> None:
+    mix = RenderConfig.model_validate({"styles": {"weights": {"standard": 1.0, "dim": 1.0}}})
+    seen = set()
+    for seed in range(12):
+        res = render_sample(seed, 96, mix)
+        seen.add(frame_style(res.record))
+        if frame_style(res.record) == "standard":
+            assert _digest(res) == _digest(render_sample(seed, 96))
+    assert seen == {"standard", "dim"}
+
+
+def test_style_tables_agree_with_the_config() -> None:
+    assert tuple(STYLE_EFFECTS) == STYLES
+    for effects in STYLE_EFFECTS.values():
+        assert all(e in EFFECTS for e in effects)
+        assert sum(EFFECTS[e].sensor is not None for e in effects) <= 1
+    with pytest.raises(ValidationError):
+        StyleConfig(weights={"glare": 1.0})
+    with pytest.raises(ValidationError):
+        StyleConfig(dim_peak_range=(10.0, 300.0))
+
+
+def _check_truth(res: object, style: str) -> None:
+    """Mask = union of the spraying nozzles' envelopes, rebuilt from the record."""
+    rec, mask = res.record, res.mask  # type: ignore[attr-defined]
+    h, w = mask.shape
+    union = np.zeros((h, w), bool)
+    for nz in rec["nozzles"]:
+        if nz["visible"]:
+            union |= envelope_mask(EnvelopeSpec(**nz["params"]["envelope"]), h, w)
+    assert np.array_equal(union, mask.astype(bool))
+    assert np.array_equal(res.instances > 0, mask > 0)  # type: ignore[attr-defined]
+    assert frame_style(rec) == style and ("style" in rec) == (style != "standard")
+    if style in NO_SPRAY:
+        assert not mask.any() and not any(nz["visible"] for nz in rec["nozzles"])
+    else:
+        assert mask.any()
+    if style in NO_NOZZLES:
+        assert rec["nozzles"] == []
+
+
+def _geometry(record: dict) -> list[dict]:
+    """The nozzle records without appearance (lit bodies change the body colours)."""
+    out = []
+    for nz in record["nozzles"]:
+        nz = dict(nz, params={k: v for k, v in nz["params"].items() if k != "body"})
+        out.append(nz)
+    return out
+
+
+@pytest.mark.parametrize("style", STYLES)
+def test_every_style_keeps_the_truth_exact(style: str) -> None:
+    cfg, changed = _only(style), 0
+    for seed in SEEDS:
+        res = render_sample(seed, SIZE, cfg)
+        assert res.image.shape == (SIZE, SIZE, 3) and res.image.dtype == np.uint8
+        json.dumps(res.record)
+        _check_truth(res, style)
+        twin = render_sample(seed, SIZE)
+        changed += int(not np.array_equal(res.image, twin.image))
+        if style in TWINNED and style not in NO_SPRAY:  # same scene, same truth, new look
+            assert np.array_equal(res.mask, twin.mask)
+            assert np.array_equal(res.instances, twin.instances)
+            assert _geometry(res.record) == _geometry(twin.record)
+    assert changed == (0 if style == "standard" else len(SEEDS))
+
+
+def test_nozzles_off_keeps_the_bodies_and_lists_them() -> None:
+    res = render_sample(3, SIZE, _only("nozzles_off"))
+    twin = render_sample(3, SIZE)
+    assert [nz["state"] for nz in res.record["nozzles"]] == ["off"] * len(twin.record["nozzles"])
+    assert [nz["apex"] for nz in res.record["nozzles"]] == [
+        nz["apex"] for nz in twin.record["nozzles"]
+    ]
+
+
+@pytest.mark.parametrize("style", ["dim", "averaged_dim"])
+def test_dim_frames_stay_at_or_below_80(style: str) -> None:
+    for seed in range(6):
+        res = render_sample(seed, SIZE, _only(style))
+        peak = res.record["style_params"]["peak"]
+        assert 30 <= peak <= 80
+        assert int(res.image.max()) <= peak
+        assert res.image.max() > 0
+
+
+def test_hdr_frames_carry_raw_high_bit_depth_data() -> None:
+    for seed in range(8):
+        res = render_sample(seed, SIZE, _only("hdr"))
+        p = res.record["style_params"]
+        raw = res.image16
+        assert raw is not None and raw.dtype == np.uint16 and raw.shape == (SIZE, SIZE, 3)
+        if p["msb_aligned"]:
+            assert not (raw & np.uint16((1 << (16 - p["bits"])) - 1)).any()
+        else:
+            assert int(raw.max()) < 2 ** p["bits"]
+        assert res.image.dtype == np.uint8
+
+
+def test_png16_writes_16_bit_pngs_that_round_trip(tmp_path: Path) -> None:
+    cfg = RenderConfig.model_validate({"styles": {"weights": {"hdr": 1.0, "dim": 1.0}}})
+    out = write_dataset(
+        tmp_path / "ds", 6, size=96, seed=4, workers=1, image_format="png16", config=cfg,
+        progress=False,
+    )  # fmt: skip
+    records = [json.loads(x) for x in (out / "labels.jsonl").read_text().splitlines()]
+    assert {frame_style(r) for r in records} == {"hdr", "dim"}
+    assert json.loads((out / "dataset.json").read_text())["image_format"] == "png16"
+    for rec in records:
+        stored = cv2.imread(str(out / rec["image"]), cv2.IMREAD_UNCHANGED)
+        res = render_sample(rec["seed"], 96, cfg)
+        if rec["style"] == "hdr":
+            assert stored.dtype == np.uint16 and np.array_equal(stored, res.image16)
+        else:
+            assert stored.dtype == np.uint8 and np.array_equal(stored, res.image)
+        assert read_image(out / rec["image"]).dtype == np.uint8  # the reader does not break
+
+
+def test_jpg_datasets_get_the_8_bit_copy(tmp_path: Path) -> None:
+    out = write_dataset(
+        tmp_path / "ds", 2, size=80, seed=0, workers=1, config=_only("hdr"), progress=False
+    )
+    for line in (out / "labels.jsonl").read_text().splitlines():
+        rec = json.loads(line)
+        assert rec["image"].endswith(".jpg") and rec["style"] == "hdr"
+        assert cv2.imread(str(out / rec["image"]), cv2.IMREAD_UNCHANGED).dtype == np.uint8
+
+
+def _context(seed: int, size: int = 160) -> tuple[StyleContext, np.ndarray]:
+    scene = sample_scene(streams(seed)[0], size, size, RenderConfig())
+    spraying = np.logical_or.reduce(envelope_masks(scene))
+    ctx = StyleContext(scene, StyleConfig(), np.random.default_rng(seed), spraying)
+    return ctx, np.full((size, size, 3), 0.05, np.float32)
+
+
+@pytest.mark.parametrize(
+    "paint", [paint_brackets, paint_lit_clutter, paint_wet_surfaces], ids=lambda f: f.__name__
+)
+def test_props_never_touch_the_spray(paint: object) -> None:
+    drawn = 0
+    for seed in range(6):
+        ctx, img = _context(seed)
+        before = img.copy()
+        paint(ctx, img)  # type: ignore[operator]
+        changed = np.abs(img - before).max(axis=2) > 0
+        assert not changed[ctx.spraying].any()
+        drawn += int(changed.any())
+    assert drawn >= 4  # and they do get drawn
+
+
+def test_reflection_lies_beyond_the_spray() -> None:
+    drawn = 0
+    for seed in range(6):
+        ctx, img = _context(seed)
+        if ctx.scene.lighting == "back":
+            continue
+        dens = ctx.spraying.astype(np.float32)
+        before = img.copy()
+        paint_reflection(ctx, img, dens)
+        changed = np.abs(img - before).max(axis=2) > 0
+        assert not changed[ctx.spraying].any()
+        drawn += int(changed.any())
+    assert drawn >= 1
+
+
+def test_lens_dust_marks_the_whole_frame() -> None:
+    ctx, img = _context(1)
+    before = img.copy()
+    paint_lens_dust(ctx, img)
+    assert ctx.params["dust_spots"] >= 3 and not np.array_equal(img, before)
+
+
+def test_video_frames_share_one_style() -> None:
+    frames = list(render_video_frames(5, n_frames=2, width=96, height=80, config=_only("dim")))
+    assert [frame_style(f.record) for f in frames] == ["dim", "dim"]
+    assert frames[0].record["style_params"] == frames[1].record["style_params"]
+    plain = list(render_video_frames(5, n_frames=1, width=96, height=80))
+    assert np.array_equal(frames[0].mask, plain[0].mask)
