@@ -36,6 +36,9 @@ def evaluate(
     plot_angle_histogram(report, out / "angle_error_hist.png", title=str(weights))
     worst_cases(report, data, segmenter, out / "worst_cases.png")
     typer.echo(json.dumps(report.summary(), indent=2))
+    styles = report.by_style()
+    if len(styles) > 1:  # a mixed set: each renderer style separately
+        typer.echo(json.dumps(styles, indent=2))
     typer.echo(f"written to {out}")
 
 

@@ -12,6 +12,7 @@ from typing import Any
 import numpy as np
 from tqdm import tqdm
 
+from spraycv.data.synth.styles import frame_style
 from spraycv.geometry.matching import angle_errors, match_to_truth
 from spraycv.io.images import read_image, to_binary_mask
 from spraycv.measure import Measurer, as_measurer
@@ -33,6 +34,7 @@ class FrameResult:
     missed: int
     extra: int
     nozzles: list[dict[str, Any]] = field(default_factory=list)
+    style: str = "standard"  # the renderer style of the frame (spraycv.data.synth.styles)
 
 
 @dataclass
@@ -47,35 +49,54 @@ class EvalReport:
 
     def summary(self) -> dict[str, float]:
         """The figures of the leaderboard and model card."""
-        inc = self.angle_errors()
-        pct = (lambda q: float(np.percentile(inc, q))) if inc.size else (lambda q: float("nan"))
-        n = max(len(self.frames), 1)
-        return {
-            "frames": float(len(self.frames)),
-            "nozzles": float(sum(f.n_truth for f in self.frames)),
-            "iou": float(np.mean([f.iou for f in self.frames])) if self.frames else float("nan"),
-            "dice": float(np.mean([f.dice for f in self.frames])) if self.frames else float("nan"),
-            "boundary_f1": float(np.mean([f.boundary_f1 for f in self.frames]))
-            if self.frames
-            else float("nan"),
-            "angle_mae_deg": float(inc.mean()) if inc.size else float("nan"),
-            "angle_median_deg": pct(50),
-            "angle_p95_deg": pct(95),
-            "missed_nozzles": float(sum(f.missed for f in self.frames)),
-            "extra_plumes": float(sum(f.extra for f in self.frames)),
-            "frames_with_missed_frac": sum(f.missed > 0 for f in self.frames) / n,
-            "seconds_per_image_median": float(np.median([f.seconds for f in self.frames]))
-            if self.frames
-            else float("nan"),
-        }
+        return summarise(self.frames)
+
+    def by_style(self) -> dict[str, dict[str, float]]:
+        """The same figures for each renderer style of the set, reported separately."""
+        styles = sorted({f.style for f in self.frames})
+        return {s: summarise([f for f in self.frames if f.style == s]) for s in styles}
 
     def write(self, out_dir: Path) -> None:
         """metrics.json (summary) and frames.jsonl (one line per image)."""
         out_dir.mkdir(parents=True, exist_ok=True)
         (out_dir / "metrics.json").write_text(json.dumps(self.summary(), indent=2) + "\n")
+        styles = json.dumps(self.by_style(), indent=2)
+        (out_dir / "metrics_by_style.json").write_text(styles + "\n")
         with (out_dir / "frames.jsonl").open("w") as fh:
             for frame in self.frames:
                 fh.write(json.dumps(asdict(frame)) + "\n")
+
+
+def _percentiles(errors: np.ndarray) -> tuple[float, float]:
+    if not errors.size:
+        return float("nan"), float("nan")
+    return float(np.percentile(errors, 50)), float(np.percentile(errors, 95))
+
+
+def summarise(frames: list[FrameResult]) -> dict[str, float]:
+    """Mask and angle figures of a list of frames (NaN where they have nothing to say)."""
+    nan = float("nan")
+    inc = EvalReport(frames).angle_errors()
+    median, p95 = _percentiles(inc)
+    n = max(len(frames), 1)
+    mean = (lambda key: float(np.mean([getattr(f, key) for f in frames]))) if frames else None
+    return {
+        "frames": float(len(frames)),
+        "nozzles": float(sum(f.n_truth for f in frames)),
+        "iou": mean("iou") if mean else nan,
+        "dice": mean("dice") if mean else nan,
+        "boundary_f1": mean("boundary_f1") if mean else nan,
+        "angle_mae_deg": float(inc.mean()) if inc.size else nan,
+        "angle_median_deg": median,
+        "angle_p95_deg": p95,
+        "missed_nozzles": float(sum(f.missed for f in frames)),
+        "extra_plumes": float(sum(f.extra for f in frames)),
+        "frames_with_missed_frac": sum(f.missed > 0 for f in frames) / n,
+        "frames_with_extra_frac": sum(f.extra > 0 for f in frames) / n,
+        "seconds_per_image_median": float(np.median([f.seconds for f in frames]))
+        if frames
+        else nan,
+    }
 
 
 def read_records(dataset_dir: Path) -> list[dict[str, Any]]:
@@ -125,6 +146,7 @@ def evaluate_frame(
         missed=len(match.missed),
         extra=len(match.extra),
         nozzles=nozzles,
+        style=frame_style(record),
     )
     return frame, pred, measurements
 
