@@ -3,30 +3,41 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import typer
 
 from spraycv.cli.errors import ExitCode, bad_request, exits
-from spraycv.export.exporter import ParityError
-from spraycv.export.formats import ExportError, format_table
+from spraycv.export.exporter import ParityError, export_model
+from spraycv.export.formats import FORMATS, ExportError, flag_help, format_table
+from spraycv.formats import FORMAT_FLAGS
 
 
+def _format_flag(name: str) -> Any:
+    """The option of a format flag, its default and help read from the format table."""
+    flag = FORMAT_FLAGS[name]
+    return typer.Option(flag.default, help=flag_help(flag))
+
+
+# The format flags are spelled out below rather than generated from the table, so that the
+# signature stays plain Typer; tests/cli/test_export_options.py fails when they drift.
 @exits(
     (ParityError, ExitCode.INPUTS_FAILED),  # a subclass of ExportError: first
     ((ExportError, ValueError, FileNotFoundError), ExitCode.BAD_REQUEST),  # CheckpointError too
 )
 def export(
+    ctx: typer.Context,
     weights: Path | None = typer.Option(None, help="The .safetensors checkpoint (sidecar beside)."),
-    fmt: str = typer.Option("onnx", "--format", "-f", help="onnx | onnx-int8 | tensorrt."),
+    fmt: str = typer.Option("onnx", "--format", "-f", help=" | ".join(FORMATS) + "."),
     out: Path | None = typer.Option(None, help="Output file (default: next to the weights)."),
-    half: bool = typer.Option(False, "--half", help="tensorrt: FP16 engine."),
-    int8: bool = typer.Option(False, "--int8", help="tensorrt: INT8 engine, calibrated."),
-    fixed_size: bool = typer.Option(False, help="onnx: fix H and W to the input size."),
-    calib_images: int = typer.Option(32, help="onnx-int8, tensorrt --int8: rendered images."),
-    per_tensor: bool = typer.Option(False, help="onnx-int8: per-tensor weight scales."),
-    max_batch: int = typer.Option(16, help="tensorrt: largest batch of the profile."),
-    opt_batch: int = typer.Option(1, help="tensorrt: batch the engine is tuned for."),
-    workspace_gb: float = typer.Option(4.0, help="tensorrt: builder workspace, GiB."),
+    half: bool = _format_flag("half"),
+    int8: bool = _format_flag("int8"),
+    fixed_size: bool = _format_flag("fixed_size"),
+    calib_images: int = _format_flag("calib_images"),
+    per_tensor: bool = _format_flag("per_tensor"),
+    max_batch: int = _format_flag("max_batch"),
+    opt_batch: int = _format_flag("opt_batch"),
+    workspace_gb: float = _format_flag("workspace_gb"),
     opset: int = typer.Option(17, help="ONNX opset (17 or newer)."),
     parity_images: int = typer.Option(50, help="Rendered images for the parity check."),
     image_size: int = typer.Option(384, help="Size of the rendered parity images, px."),
@@ -43,18 +54,7 @@ def export(
         return
     if weights is None:
         raise bad_request("--weights is required (--list shows the formats)")
-    from spraycv.export import export_model
-
-    flags = {
-        "half": half,
-        "int8": int8,
-        "fixed_size": fixed_size,
-        "calib_images": calib_images,
-        "per_tensor": per_tensor,
-        "max_batch": max_batch,
-        "opt_batch": opt_batch,
-        "workspace_gb": workspace_gb,
-    }
+    flags = {name: ctx.params[name] for name in FORMAT_FLAGS}
     result = export_model(
         weights,
         fmt,

@@ -2,26 +2,21 @@
 
 Public API:
     export_model(weights, format="onnx", out=None, *, parity_images=50, **flags) -> ExportResult
-    FORMATS, validate_request(format, flags, out), ExportError, ParityError
+    FORMATS, FLAG_DEFAULTS (both read from spraycv.formats.MODEL_FORMATS),
+    validate_request(format, flags, out), ExportError, ParityError
     compare_predictors(reference, candidate, images, tolerance) -> ParityReport
 """
 
 from __future__ import annotations
 
-from spraycv.export.exporter import (
-    FLAG_DEFAULTS,
-    ExportResult,
-    ParityError,
-    export_model,
-)
-from spraycv.export.formats import FORMATS, ExportError, ExportFormat, validate_request
+from spraycv.export.exporter import ExportResult, ParityError, export_model
+from spraycv.export.formats import FLAG_DEFAULTS, FORMATS, ExportError, validate_request
 from spraycv.export.parity import ParityReport, Tolerance, compare_predictors, rendered_images
 
 __all__ = [
     "FLAG_DEFAULTS",
     "FORMATS",
     "ExportError",
-    "ExportFormat",
     "ExportResult",
     "ParityError",
     "ParityReport",

@@ -1,82 +1,42 @@
-"""Export formats as a data table, and the up-front validation of an export request."""
+"""The export formats (the rows of `spraycv.formats.MODEL_FORMATS` that have an exporter),
+and the up-front validation of an export request."""
 
 from __future__ import annotations
 
 import importlib.util
-from collections.abc import Iterable
-from dataclasses import dataclass
+from collections.abc import Iterable, Mapping
 from pathlib import Path
-from typing import Literal
+from types import MappingProxyType
+
+from spraycv.formats import (
+    CHECKPOINT,
+    FORMAT_FLAGS,
+    MODEL_FORMATS,
+    Flag,
+    FlagValue,
+    ModelFormat,
+    cli_flag,
+)
 
 
 class ExportError(ValueError):
     """An export that cannot be done as asked: bad format, flag, file or missing dependency."""
 
 
-@dataclass(frozen=True)
-class ExportFormat:
-    """One export target.
-
-    flags: the format-specific options (CLI flags without `--`) that apply to it; any other
-        one given is an error rather than silently ignored.
-    device: where the exported file runs ("cpu", "gpu" or "cpu+gpu").
-    module: the Python module the export needs; extra: the pip extra that installs it.
-    """
-
-    name: str
-    suffix: str
-    flags: frozenset[str]
-    device: Literal["cpu", "gpu", "cpu+gpu"]
-    module: str
-    extra: str | None
-    description: str
-
-    def default_output(self, weights: Path, half: bool = False, int8: bool = False) -> Path:
-        """`runs/x/best.safetensors` -> `runs/x/best.onnx`, `best.int8.onnx`, `best.fp16.engine`."""
-        tag = {"onnx": "", "onnx-int8": ".int8"}.get(self.name)
-        if tag is None:  # TensorRT: the precision is part of the name
-            tag = ".int8" if int8 else ".fp16" if half else ".fp32"
-        return Path(weights).with_name(Path(weights).stem + tag + self.suffix)
-
-
-# Flags every format accepts (they steer the export, not the file format).
+# The export targets by name, in table order (the checkpoint is the source, not a target).
+FORMATS: Mapping[str, ModelFormat] = MappingProxyType(
+    {f.name: f for f in MODEL_FORMATS if f.exporter is not None}
+)
+# Every format-specific flag's value when not given; one that differs counts as "given".
+FLAG_DEFAULTS: Mapping[str, FlagValue] = MappingProxyType(
+    {name: flag.default for name, flag in FORMAT_FLAGS.items()}
+)
+# Options of every format (they steer the export, not the file format).
 COMMON_FLAGS = frozenset({"opset", "parity_images"})
-
-FORMATS: dict[str, ExportFormat] = {
-    f.name: f
-    for f in (
-        ExportFormat(
-            "onnx",
-            ".onnx",
-            frozenset({"fixed_size"}),
-            "cpu+gpu",
-            "onnx",
-            None,
-            "FP32 ONNX for ONNX Runtime (CPU, CUDA or TensorRT providers)",
-        ),
-        ExportFormat(
-            "onnx-int8",
-            ".onnx",
-            frozenset({"int8", "calib_images", "per_tensor"}),
-            "cpu",
-            "onnxruntime.quantization",
-            None,
-            "INT8 ONNX (static QDQ quantisation calibrated on rendered images) for the CPU",
-        ),
-        ExportFormat(
-            "tensorrt",
-            ".engine",
-            frozenset({"half", "int8", "calib_images", "max_batch", "opt_batch", "workspace_gb"}),
-            "gpu",
-            "tensorrt",
-            "tensorrt",
-            "TensorRT engine (FP32, FP16 or INT8), tied to its GPU model and TensorRT version",
-        ),
-    )
-}
+SOURCE_SUFFIX = CHECKPOINT.suffix  # every export starts from a checkpoint
 
 
-def get_format(name: str) -> ExportFormat:
+def get_format(name: str) -> ModelFormat:
     """Look a format up by name; the error lists the valid names."""
     try:
         return FORMATS[name]
@@ -84,25 +44,31 @@ def get_format(name: str) -> ExportFormat:
         raise ExportError(f"unknown export format {name!r}; valid: {', '.join(FORMATS)}") from None
 
 
-def _flag(name: str) -> str:
-    return "--" + name.replace("_", "-")
+def formats_with(flag: Flag) -> list[str]:
+    """The names of the export formats a flag applies to."""
+    return [name for name, fmt in FORMATS.items() if flag in fmt.flags]
 
 
-def check_dependency(fmt: ExportFormat) -> None:
+def flag_help(flag: Flag) -> str:
+    """The CLI help of a flag: the formats it applies to, then what it does."""
+    return f"{', '.join(formats_with(flag))}: {flag.help}"
+
+
+def check_dependency(fmt: ModelFormat) -> None:
     """Raise ExportError naming the package to install when the format's module is missing."""
-    top = fmt.module.split(".")[0]
+    top = fmt.requires.split(".")[0]
     try:
         found = importlib.util.find_spec(top) is not None and (
-            top == fmt.module or importlib.util.find_spec(fmt.module) is not None
+            top == fmt.requires or importlib.util.find_spec(fmt.requires) is not None
         )
     except (ImportError, ValueError):
         found = False
     if not found:
         hint = f"pip install 'spraycv[{fmt.extra}]'" if fmt.extra else f"pip install {top}"
-        raise ExportError(f"format {fmt.name!r} needs the Python module {fmt.module!r}: {hint}")
+        raise ExportError(f"format {fmt.name!r} needs the Python module {fmt.requires!r}: {hint}")
 
 
-def check_gpu(fmt: ExportFormat) -> None:
+def check_gpu(fmt: ModelFormat) -> None:
     """Raise ExportError when a GPU-only format is asked for on a machine without CUDA."""
     if fmt.device != "gpu":
         return
@@ -115,12 +81,28 @@ def check_gpu(fmt: ExportFormat) -> None:
         )
 
 
+def check_flags(fmt: ModelFormat, flags: Iterable[str]) -> None:
+    """Raise ExportError when a given flag does not apply to the format, naming the formats
+    it applies to and the format's own flags."""
+    wrong = sorted(set(flags) - fmt.flag_names - COMMON_FLAGS)
+    if not wrong:
+        return
+    where = [n for n, f in FORMATS.items() if all(w in f.flag_names for w in wrong)]
+    hint = f" (they apply to: {', '.join(where)})" if where else ""
+    valid = ", ".join(cli_flag(f) for f in sorted(fmt.flag_names)) or "none"
+    verb = "does" if len(wrong) == 1 else "do"
+    raise ExportError(
+        f"{', '.join(cli_flag(w) for w in wrong)} {verb} not apply to format {fmt.name!r}"
+        f"{hint}; its flags: {valid}"
+    )
+
+
 def validate_request(
     format_name: str,
     flags: Iterable[str] = (),
     out: Path | None = None,
     check_runtime: bool = True,
-) -> ExportFormat:
+) -> ModelFormat:
     """Check an export request before any work is done.
 
     Args:
@@ -135,17 +117,7 @@ def validate_request(
         ExportError: listing the valid formats, the flags that apply, or what to install.
     """
     fmt = get_format(format_name)
-    allowed = fmt.flags | COMMON_FLAGS
-    wrong = sorted(set(flags) - allowed)
-    if wrong:
-        where = [n for n, f in FORMATS.items() if all(w in f.flags for w in wrong)]
-        hint = f" (they apply to: {', '.join(where)})" if where else ""
-        valid = ", ".join(_flag(f) for f in sorted(fmt.flags)) or "none"
-        verb = "does" if len(wrong) == 1 else "do"
-        raise ExportError(
-            f"{', '.join(_flag(w) for w in wrong)} {verb} not apply to format {fmt.name!r}"
-            f"{hint}; its flags: {valid}"
-        )
+    check_flags(fmt, flags)
     if out is not None and not str(out).lower().endswith(fmt.suffix):
         raise ExportError(f"format {fmt.name!r} writes {fmt.suffix} files; got --out {out}")
     if check_runtime:
@@ -155,10 +127,10 @@ def validate_request(
 
 
 def format_table() -> str:
-    """The formats as a plain-text table (for `spraycv export --help` and errors)."""
+    """The formats as a plain-text table (for `spraycv export --list`)."""
     rows = [("format", "suffix", "runs on", "flags")]
     rows += [
-        (f.name, f.suffix, f.device, " ".join(_flag(x) for x in sorted(f.flags)) or "-")
+        (f.name, f.suffix, f.device, " ".join(cli_flag(x) for x in sorted(f.flag_names)) or "-")
         for f in FORMATS.values()
     ]
     widths = [max(len(r[i]) for r in rows) for i in range(4)]

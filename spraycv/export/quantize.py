@@ -25,7 +25,7 @@ class QuantOptions:
     Defaults: per-channel symmetric S8 weights, U8 activations (MLAS's U8S8 kernels, VNNI on
     x86), MinMax calibration. `float_head` / `float_tail` keep the first / last N Conv nodes
     and everything before / after them in float: the stem sees re-quantised pixels, and a
-    model trained on soft masks has many logits near the threshold (see exporter.INT8_LADDER).
+    model trained on soft masks has many logits near the threshold (see recipes.INT8_LADDER).
     """
 
     per_channel: bool = True

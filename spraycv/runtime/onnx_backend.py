@@ -51,7 +51,6 @@ class OnnxPredictor(Predictor):
     """
 
     backend = "onnxruntime"
-    suffixes = (".onnx",)
 
     def __init__(self, weights: Path, device: str = "cpu", threads: int | None = None):
         import onnxruntime as ort

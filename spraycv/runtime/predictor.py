@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import importlib
 from abc import ABC, abstractmethod
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -11,6 +10,7 @@ from typing import Any, ClassVar
 
 import numpy as np
 
+from spraycv.formats import MODEL_FORMATS, ModelFormat, load_target
 from spraycv.runtime.processing import ModelIO, apex_points, postprocess, preprocess
 
 
@@ -30,8 +30,7 @@ class Segmentation:
 class Predictor(ABC):
     """Images in, full-resolution binary spray masks out; subclasses only run the network."""
 
-    backend: ClassVar[str]
-    suffixes: ClassVar[tuple[str, ...]]
+    backend: ClassVar[str]  # its name in reports, records and the bench table
 
     def __init__(self, io: ModelIO, meta: dict[str, Any]):
         self.io, self.meta = io, meta
@@ -76,7 +75,6 @@ class ModulePredictor(Predictor):
     """PyTorch eager on a model in memory (training evaluation, fine-tuning, checkpoints)."""
 
     backend = "pytorch"
-    suffixes = (".safetensors",)
 
     def __init__(self, model, io: ModelIO, meta: dict[str, Any] | None = None, device="cpu"):
         import torch
@@ -108,23 +106,29 @@ class TorchPredictor(ModulePredictor):
 
 @dataclass(frozen=True)
 class Backend:
-    """One row of the backend table; the class is imported on first use, so that importing
-    the runtime never needs onnxruntime or tensorrt."""
+    """A predictor class and the suffixes of the files it runs; the class is imported on
+    first use, so that importing the runtime never needs onnxruntime or tensorrt."""
 
-    name: str
-    suffixes: tuple[str, ...]
     target: str  # "module:Class"
+    suffixes: tuple[str, ...]
 
     def load(self) -> type[Predictor]:
-        module, _, cls = self.target.partition(":")
-        return getattr(importlib.import_module(module), cls)
+        return load_target(self.target)
+
+    @property
+    def name(self) -> str:
+        return self.load().backend
 
 
-BACKENDS: tuple[Backend, ...] = (
-    Backend("pytorch", (".safetensors",), "spraycv.runtime.predictor:TorchPredictor"),
-    Backend("onnxruntime", (".onnx",), "spraycv.runtime.onnx_backend:OnnxPredictor"),
-    Backend("tensorrt", (".engine",), "spraycv.runtime.tensorrt_backend:TensorRTPredictor"),
-)
+def _backends(formats: Sequence[ModelFormat]) -> tuple[Backend, ...]:
+    """One backend per predictor class of the format table, with every suffix it runs."""
+    suffixes: dict[str, dict[str, None]] = {}  # dicts: ordered sets
+    for fmt in formats:
+        suffixes.setdefault(fmt.backend, {})[fmt.suffix] = None
+    return tuple(Backend(target, tuple(found)) for target, found in suffixes.items())
+
+
+BACKENDS: tuple[Backend, ...] = _backends(MODEL_FORMATS)
 
 
 def backend_for(weights: str | Path) -> Backend:

@@ -68,7 +68,6 @@ class TensorRTPredictor(Predictor):
     """A deserialised TensorRT engine run with `execute_async_v3` on torch's CUDA stream."""
 
     backend = "tensorrt"
-    suffixes = (".engine",)
 
     def __init__(self, weights: Path, device: str = "cuda", threads: int | None = None):
         del threads  # a GPU engine has no CPU thread pool to size

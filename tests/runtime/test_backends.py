@@ -46,13 +46,14 @@ def test_unknown_suffix_lists_the_valid_ones():
         load_predictor("model.pt")
 
 
-def test_importing_the_runtime_needs_neither_onnxruntime_nor_tensorrt():
+def test_importing_the_runtime_needs_neither_onnxruntime_nor_tensorrt_nor_export():
     code = (
         "import sys, spraycv.runtime.predictor, spraycv.runtime.tensorrt_backend;"
-        "print('onnxruntime' in sys.modules, 'tensorrt' in sys.modules)"
+        "print('onnxruntime' in sys.modules, 'tensorrt' in sys.modules,"
+        " 'spraycv.export' in sys.modules)"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
-    assert out.stdout.split() == ["False", "False"]
+    assert out.stdout.split() == ["False", "False", "False"]
 
 
 def test_onnx_predictor_matches_torch_masks(files):
