@@ -7,14 +7,10 @@ import math
 import numpy as np
 
 from spraycv.config.geometry import GeometryConfig
-from spraycv.geometry.plumes import Blob
-from spraycv.geometry.reading import (
-    MERGED_MARGIN_PX,
-    read_along_axis,
-    split_blob,
-    worst_score,
-)
+from spraycv.geometry.blobs import Blob
+from spraycv.geometry.reading import read_along_axis, split_blob, worst_score
 from spraycv.geometry.report import Plume
+from spraycv.geometry.tuning import TUNING
 from spraycv.geometry.wedge import FitOptions
 
 
@@ -55,7 +51,7 @@ def apply_boom(plumes: list[Plume], opts: FitOptions, cfg: GeometryConfig) -> No
         if p.merged:
             continue
         alt = read_along_axis(p.blob, ref, "boom", cfg, opts)
-        if worst_score(alt) <= worst_score([p]) + MERGED_MARGIN_PX:
+        if worst_score(alt) <= worst_score([p]) + TUNING.as_straight_px:
             i = next(k for k, q in enumerate(plumes) if q is p)
             plumes[i : i + 1] = alt
             members.extend(alt)

@@ -12,8 +12,8 @@ from __future__ import annotations
 import numpy as np
 
 from spraycv.config.geometry import GeometryConfig
+from spraycv.geometry.blobs import Blob, clean_mask, crotches_between, find_blobs
 from spraycv.geometry.boom import apply_boom, boom_normal, retry_with_boom
-from spraycv.geometry.plumes import Blob, clean_mask, crotches_between, find_blobs
 from spraycv.geometry.reading import read_blobs
 from spraycv.geometry.report import Plume, build_measurement, empty_measurement, finish
 from spraycv.geometry.search import LikelyApexes
@@ -23,15 +23,7 @@ from spraycv.geometry.wedge import FitOptions, normal_left
 
 
 def _options(cfg: GeometryConfig, hints: MeasureHints) -> FitOptions:
-    return FitOptions(
-        band=cfg.band,
-        method=cfg.robust_fit,
-        outlier_px=cfg.outlier_px,
-        ransac_iterations=cfg.ransac_iterations,
-        min_edge_points=cfg.min_edge_points,
-        refits=cfg.max_refits,
-        mm_per_px=hints.mm_per_px,
-    )
+    return FitOptions.of(cfg, hints.mm_per_px)
 
 
 def _plumes_hinted(

@@ -13,23 +13,11 @@ import math
 import numpy as np
 
 from spraycv.config.geometry import GeometryConfig
-from spraycv.geometry.plumes import Blob, Notch, crotches_between, notches, split_merged
+from spraycv.geometry.blobs import Blob, Notch, crotches_between, notches, split_merged
 from spraycv.geometry.report import Plume
-from spraycv.geometry.search import (
-    APEX_ON_OUTLINE_PX,
-    LikelyApexes,
-    search_wedge,
-    tip_allowance,
-)
+from spraycv.geometry.search import LikelyApexes, search_wedge, tip_allowance
+from spraycv.geometry.tuning import TUNING
 from spraycv.geometry.wedge import FitOptions, normal_left
-
-CLEAN_SINGLE_PX = 0.5  # a single plume's rasterised boundaries fit to ~0.3 px
-NOTCH_REACH_PX = 10.0
-MERGED_MARGIN_PX = 0.15  # split a notched blob unless reading it as one plume is clearly better
-MIN_EXPLAINED = 0.85  # a single wedge leaving more of the outline outside is not the whole blob
-LONELY_MARGIN_PX = 1.0
-EXPLAINED_STRIDE = 4  # every 4th outline point is plenty for a coverage fraction
-MIN_PART_LENGTH_FRAC = 0.2  # a split part shorter than this share of the longest is a bump
 
 
 def blob_extent(blob: Blob) -> float:
@@ -146,17 +134,7 @@ def read_blob(
 ) -> tuple[list[Plume | Blob], float, Plume | None]:
     """One blob read from its outline alone: (plumes, or the blob if none fits; the
     reading's score, px, inf for none; the best single wedge, None if none opens)."""
-    cand = search_wedge(
-        blob,
-        cfg.search_band,
-        cfg.band.min_start_px,
-        cfg.min_edge_points,
-        cfg.outlier_px,
-        shape,
-        cfg.open_px,
-        (cfg.direction_prior, cfg.direction_prior_px),
-        likely,
-    )
+    cand = search_wedge(blob, cfg, shape, likely)
     single = None
     if cand is not None:
         single = Plume(blob, cand.apex, cand.axis, False, "bisector")
@@ -167,9 +145,9 @@ def read_blob(
         single_score = max(worst_score([single]), cand.score)
         explained = explained_fraction(single)
         if not cand.tip_ok:
-            single_score += 1.0  # apex off the outline: maybe merged plumes' virtual one
-    clean_fit = single_score <= CLEAN_SINGLE_PX
-    whole = explained >= MIN_EXPLAINED
+            single_score += TUNING.off_outline_px  # apex off the outline: maybe a virtual one
+    clean_fit = single_score <= TUNING.clean_single_px
+    whole = explained >= TUNING.min_explained
     if single is not None and cand is not None and cand.tip_ok and clean_fit and whole:
         # a straight wedge from the tip of the outline that covers the whole blob: one
         # plume (merged neighbours would leave much of the outline outside it)
@@ -189,8 +167,8 @@ def read_blob(
         score = worst_score(merged) if parallel(merged, cfg) and sizeable(merged) else math.inf
         # split when that explains the outline better, or when one wedge leaves much of
         # the blob outside (a boom whose first plume alone looked like a clean wedge)
-        lonely = explained < MIN_EXPLAINED
-        if score <= single_score + (LONELY_MARGIN_PX if lonely else MERGED_MARGIN_PX):
+        lonely = explained < TUNING.min_explained
+        if score <= single_score + (TUNING.lonely_margin_px if lonely else TUNING.as_straight_px):
             return list(merged), score, single if math.isfinite(single_score) else None
     if single is not None and math.isfinite(single_score):
         return [single], single_score, single
@@ -266,9 +244,10 @@ def read_along_axis(
     single.refit(opts)
     single_score = worst_score([single])
     if math.isfinite(single_score) and not tip_ok(single, cfg):
-        single_score += 1.0  # its apex is off the outline: a virtual apex of merged plumes
-    lonely = math.isfinite(single_score) and explained_fraction(single) < MIN_EXPLAINED
-    margin = LONELY_MARGIN_PX if lonely or not math.isfinite(single_score) else MERGED_MARGIN_PX
+        single_score += TUNING.off_outline_px  # apex off the outline: a virtual apex
+    lonely = math.isfinite(single_score) and explained_fraction(single) < TUNING.min_explained
+    finite = math.isfinite(single_score)
+    margin = TUNING.lonely_margin_px if lonely or not finite else TUNING.as_straight_px
     if worst_score(parts) <= single_score + margin and sizeable(parts):
         return parts
     return [single]
@@ -283,14 +262,15 @@ def tip_ok(plume: Plume, cfg: GeometryConfig) -> bool:
     inc = math.degrees(math.acos(float(np.clip(fit.dir_left @ fit.dir_right, -1.0, 1.0))))
     gap = float(s.min())
     if not plume.blob.usable.all() and gap > 0:
-        return gap <= 0.25 * float(s.max())
-    return -APEX_ON_OUTLINE_PX <= gap <= float(tip_allowance(np.array([inc]), cfg.open_px)[0])
+        return gap <= TUNING.border_gap_frac * float(s.max())
+    allowed = float(tip_allowance(np.array([inc]), cfg.open_px)[0])
+    return -TUNING.apex_on_outline_px <= gap <= allowed
 
 
 def sizeable(parts: list[Plume]) -> bool:
     """Split parts are real plumes, not droplet bumps: each is fitted and long enough."""
     lengths = [p.fit.length if p.fit is not None and p.fit.ok else 0.0 for p in parts]
-    return min(lengths) >= MIN_PART_LENGTH_FRAC * max(lengths) > 0
+    return min(lengths) >= TUNING.min_part_length_frac * max(lengths) > 0
 
 
 def boom_notch(notch: Notch, single: Plume) -> bool:
@@ -301,10 +281,11 @@ def boom_notch(notch: Notch, single: Plume) -> bool:
     a bent boundary are bridged by edges that run far along the axis.
     """
     length = single.fit.length if single.fit is not None else 0.0
-    if notch.distance_to_edge(single.apex) > max(NOTCH_REACH_PX, 0.1 * length):
+    reach = max(TUNING.notch_reach_px, TUNING.notch_reach_frac * length)
+    if notch.distance_to_edge(single.apex) > reach:
         return False
     s = [abs(float((p - single.apex) @ single.axis)) for p in (notch.a, notch.b)]
-    return max(s) <= 0.25 * length
+    return max(s) <= TUNING.notch_level_frac * length
 
 
 def opens(plume: Plume) -> bool:
@@ -321,8 +302,8 @@ def explained_fraction(plume: Plume) -> float:
     fit = plume.fit
     if fit is None or fit.left is None or fit.right is None:
         return 0.0
-    pts = plume.blob.pts[::EXPLAINED_STRIDE]
-    tol = max(3.0, 0.1 * fit.length)
+    pts = plume.blob.pts[:: TUNING.explained_stride]
+    tol = max(TUNING.explained_tol_px, TUNING.explained_tol_frac * fit.length)
     inside = (pts - plume.apex) @ plume.axis >= -tol
     for line, sign in ((fit.left, 1.0), (fit.right, -1.0)):
         d = line.direction
@@ -344,4 +325,4 @@ def parallel(plumes: list[Plume], cfg: GeometryConfig) -> bool:
 
 def worst_score(plumes: list[Plume]) -> float:
     """The worst plume's straightness (px), inf if one could not be fitted."""
-    return max(p.fit.score() if p.fit is not None else math.inf for p in plumes)
+    return max(p.fit.straightness() if p.fit is not None else math.inf for p in plumes)

@@ -10,8 +10,8 @@ import cv2
 import numpy as np
 
 from spraycv.config.geometry import GeometryConfig
+from spraycv.geometry.blobs import Blob
 from spraycv.geometry.coverage import coverage_overlap, coverage_width
-from spraycv.geometry.plumes import Blob
 from spraycv.geometry.types import ConeMeasurement, Line, MeasureHints, QualityFlag
 from spraycv.geometry.wedge import (
     FitOptions,
@@ -189,7 +189,7 @@ def build_measurement(
         half_angle_left_deg=hl,
         half_angle_right_deg=hr,
         included_angle_deg=inc,
-        band=band_limits(length, cfg.band, hints.mm_per_px, None),
+        band=band_limits(length, cfg.band, hints.mm_per_px),
         width_profile=profile,
         symmetry_index=(hr - hl) / inc if inc != 0 else NAN,
         fit_rms_left_px=float(fit.left.rms),

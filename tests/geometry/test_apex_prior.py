@@ -64,8 +64,8 @@ def test_a_merged_boom_read_at_its_likely_apexes():
     """read_at_likely gives one plume per likely apex on the boom line (a stray peak off
     the line is ignored), and measure_cones with that prior keeps the boom right."""
     from spraycv.config.geometry import GeometryConfig
+    from spraycv.geometry.blobs import clean_mask, find_blobs
     from spraycv.geometry.cone import _likely, _options
-    from spraycv.geometry.plumes import clean_mask, find_blobs
     from spraycv.geometry.reading import read_at_likely
 
     apexes = [(140, 40), (280, 40), (420, 40)]
