@@ -7,6 +7,7 @@ from typing import Any, Literal
 
 from pydantic import Field, field_validator
 
+from spraycv.config.architectures import get_architecture
 from spraycv.config.base import StrictModel
 from spraycv.config.data import DataConfig
 
@@ -14,7 +15,7 @@ Precision = Literal["32", "16-mixed", "bf16-mixed"]
 
 
 class ModelConfig(StrictModel):
-    """Which network to build (see spraycv.models.ARCHITECTURES)."""
+    """Which network to build (see spraycv.config.architectures.ARCHITECTURES)."""
 
     arch: str = "Unet"
     encoder: str = "mobilenet_v2"
@@ -27,8 +28,6 @@ class ModelConfig(StrictModel):
     @field_validator("arch")
     @classmethod
     def _known_arch(cls, value: str) -> str:
-        from spraycv.models.registry import get_architecture
-
         get_architecture(value)  # raises with the list of valid names
         return value
 

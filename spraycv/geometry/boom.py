@@ -3,101 +3,97 @@
 from __future__ import annotations
 
 import math
+from dataclasses import replace
 
 import numpy as np
 
-from spraycv.config.geometry import GeometryConfig
-from spraycv.geometry.plumes import Blob
-from spraycv.geometry.reading import (
-    MERGED_MARGIN_PX,
-    read_along_axis,
-    split_blob,
-    worst_score,
-)
-from spraycv.geometry.report import Plume
-from spraycv.geometry.wedge import FitOptions
+from spraycv.geometry.blobs import Blob
+from spraycv.geometry.boomline import apexes_coincide, boom_normal
+from spraycv.geometry.candidates import BlobReading, split_along
+from spraycv.geometry.context import ReadContext
+from spraycv.geometry.plume import Plume, straightness
+from spraycv.geometry.reading import read_along_axis
+from spraycv.geometry.tuning import TUNING
 
 
-def boom_normal(apexes: np.ndarray, towards: list[np.ndarray]) -> np.ndarray:
-    """Unit normal of the TLS line through apexes (K, 2), oriented towards the given points."""
-    c = apexes.mean(axis=0)
-    d = apexes - c
-    _, _, vt = np.linalg.svd(d, full_matrices=False)
-    b = vt[0]
-    nrm = np.array([-b[1], b[0]])
-    ref = np.mean(np.asarray(towards), axis=0) - c
-    return nrm if nrm @ ref >= 0 else -nrm
-
-
-def apply_boom(plumes: list[Plume], opts: FitOptions, cfg: GeometryConfig) -> None:
-    """Two or more plumes pointing the same way share the boom normal as their axis.
-
-    Plumes that disagree with the largest agreeing group (or, when none agree, with the
-    straightest plume) are read again along its axis, and join the boom when that reading
-    is as straight as their own: a plume whose ragged front happened to look straight, or
-    two merged plumes read as one. `plumes` is updated in place.
-    """
-    fitted = [p for p in plumes if p.fit is not None and p.fit.ok]
-    if len(fitted) < 2:
-        return
+def boom_group(fitted: list[Plume], cos_tol: float) -> tuple[list[Plume], np.ndarray]:
+    """The largest group of fitted plumes agreeing (axes within acos(cos_tol)) with one of
+    them, or, when none agree, the straightest plume alone; and its mean axis (2,)."""
     axes = np.array([p.axis for p in fitted])
-    cos_tol = math.cos(math.radians(cfg.boom_axis_tol_deg))
-    # the largest group of plumes agreeing with one of them (few plumes: O(n^2) is fine)
-    agree = (axes @ axes.T) >= cos_tol
+    agree = (axes @ axes.T) >= cos_tol  # few plumes: O(n^2) is fine
     lead = int(np.argmax(agree.sum(axis=1)))
     if agree[lead].sum() < 2:
-        lead = int(np.argmin([worst_score([p]) for p in fitted]))
-    members = [fitted[i] for i in np.flatnonzero(agree[lead])]
+        lead = int(np.argmin([straightness((p,)) for p in fitted]))
     ref = axes[agree[lead]].sum(axis=0)
     ref /= np.hypot(*ref)
-    reread: list[Plume] = []
-    for p in [q for q in plumes if all(q is not m for m in members)]:
-        if p.merged:
-            continue
-        alt = read_along_axis(p.blob, ref, "boom", cfg, opts)
-        if worst_score(alt) <= worst_score([p]) + MERGED_MARGIN_PX:
-            i = next(k for k, q in enumerate(plumes) if q is p)
-            plumes[i : i + 1] = alt
-            members.extend(alt)
-            reread.extend(alt)
-    nrm = boom_axis(members, ref, cos_tol) if len(members) >= 2 else None
-    if nrm is None:  # no boom after all: re-read plumes take their own bisector again
-        for p in reread:
-            p.fixed_axis, p.axis_source = False, "bisector"
-            p.refit(opts)
-        return
-    for p in members:
-        p.axis, p.fixed_axis, p.axis_source = nrm, True, "boom"
-        p.refit(opts)
+    return [fitted[i] for i in np.flatnonzero(agree[lead])], ref
 
 
 def boom_axis(members: list[Plume], mean_axis: np.ndarray, cos_tol: float) -> np.ndarray | None:
-    """Normal of the line through the members' apexes, oriented like mean_axis; None when
-    the apexes coincide or do not lie across the sprays (then it is not a boom)."""
+    """Normal (2,) of the line through the members' apexes, oriented like mean_axis (2,);
+    None when the apexes coincide or do not lie across the sprays (then it is no boom)."""
     apexes = np.array([p.apex for p in members])
-    if np.ptp(apexes, axis=0).max() < 2.0:
+    if apexes_coincide(apexes):
         return None
     nrm = boom_normal(apexes, [apexes.mean(axis=0) + mean_axis])
     return nrm if nrm @ mean_axis >= cos_tol else None
 
 
-def retry_with_boom(
-    blobs: list[Blob], plumes: list[Plume], opts: FitOptions, cfg: GeometryConfig
-) -> list[Blob]:
-    """Blobs the search could not read, measured again along a known boom axis.
+def apply_boom(reading: BlobReading, ctx: ReadContext) -> BlobReading:
+    """Two or more plumes pointing the same way share the boom normal as their axis.
 
-    Returns the blobs that still give no wedge; the plumes found are added to `plumes`.
+    Plumes that disagree with the largest agreeing group (or, when none agree, with the
+    straightest plume) are read again along its axis, and join the boom when that reading
+    is as straight as their own: a plume whose ragged front happened to look straight, or
+    two merged plumes read as one. Without a boom after all, re-read plumes take their own
+    bisector again. Returns the reading with its plumes in the same order (a re-read plume
+    replaced by its parts).
     """
-    axes = [p.axis for p in plumes if p.axis_source == "boom"]
-    if not blobs or not axes:
-        return blobs
-    left = []
-    for blob in blobs:
-        parts = split_blob(blob, np.asarray(axes[0]), True, "boom", cfg)
-        for p in parts:
-            p.refit(opts)
-        if all(p.fit is not None and p.fit.ok for p in parts):
-            plumes.extend(parts)
+    fitted = [p for p in reading.plumes if p.fitted]
+    if len(fitted) < 2:
+        return reading
+    cos_tol = math.cos(math.radians(ctx.cfg.boom_axis_tol_deg))
+    members, ref = boom_group(fitted, cos_tol)
+    member_ids = {id(p) for p in members}
+    slots: list[tuple[Plume, ...]] = []  # per plume: itself, or the parts it was re-read as
+    reread: list[Plume] = []
+    for p in reading.plumes:
+        alt = () if id(p) in member_ids or p.merged else _reread(p, ref, ctx)
+        slots.append(alt or (p,))
+        members.extend(alt)
+        reread.extend(alt)
+    nrm = boom_axis(members, ref, cos_tol) if len(members) >= 2 else None
+    if nrm is None:
+        redo = {id(p): replace(p, fixed_axis=False, axis_source="bisector") for p in reread}
+    else:
+        redo = {id(p): replace(p, axis=nrm, fixed_axis=True, axis_source="boom") for p in members}
+    plumes = tuple(redo[id(p)].refit(ctx.opts) if id(p) in redo else p for s in slots for p in s)
+    return BlobReading.of(plumes, reading.unexplained)
+
+
+def _reread(plume: Plume, axis: np.ndarray, ctx: ReadContext) -> tuple[Plume, ...]:
+    """The plume's blob read along the boom's axis (2,), where that is as straight as the
+    plume itself; () where it is not."""
+    alt = read_along_axis(plume.blob, axis, "boom", ctx).plumes
+    if straightness(alt) <= straightness((plume,)) + TUNING.as_straight_px:
+        return alt
+    return ()
+
+
+def retry_with_boom(reading: BlobReading, ctx: ReadContext) -> BlobReading:
+    """Blobs the search could not read, measured again along a known boom axis: those
+    whose parts all fit join the plumes (after them); the rest stay unexplained."""
+    axes = [p.axis for p in reading.plumes if p.axis_source == "boom"]
+    if not reading.unexplained or not axes:
+        return reading
+    found: list[Plume] = []
+    left: list[Blob] = []
+    for blob in reading.unexplained:
+        parts = [
+            p.refit(ctx.opts) for p in split_along(blob, np.asarray(axes[0]), True, "boom", ctx.cfg)
+        ]
+        if all(p.fitted for p in parts):
+            found.extend(parts)
         else:
             left.append(blob)
-    return left
+    return BlobReading.of((*reading.plumes, *found), tuple(left))

@@ -1,108 +1,34 @@
 """measure_cones: binary spray mask -> one ConeMeasurement per plume (docs/cone_angle.md).
 
-Pipeline: validate -> morphology -> components (outer contours) -> per component, apex and
-axis (hints, or a search over hull corners) -> split merged plumes (V minima of the back
-profile) -> robust boundary fits in the band, apex = their intersection -> boom axis (the
-normal of the line through the apexes) when two or more plumes point the same way -> refit
--> measurements sorted along the boom.
+The pipeline, step by step (the same steps and names as docs/cone_angle.md, "The pipeline"):
+1. `validate_mask`: the mask as uint8 {0, 1};
+2. `clean_mask`, `find_blobs`: morphology, then the outer contours of its components;
+3. read the blobs into plumes:
+   - with apex hints, `read_at_hint_apexes`: one plume per hint apex;
+   - otherwise `read_blobs` (geometry/reading.py): per blob, candidate readings -> choose,
+     or `read_along_axis` with a hint axis;
+4. without hints, `apply_boom` then `retry_with_boom` (geometry/boom.py): plumes pointing
+   the same way share the normal of their apex line as their axis;
+5. `report_along_boom` / `report_at_hint_apexes` (geometry/report.py): one measurement per
+   plume, ordered along the boom (or in hint order) and numbered.
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 import numpy as np
 
 from spraycv.config.geometry import GeometryConfig
-from spraycv.geometry.boom import apply_boom, boom_normal, retry_with_boom
-from spraycv.geometry.plumes import Blob, clean_mask, crotches_between, find_blobs
+from spraycv.geometry.blobs import Blob, clean_mask, find_blobs
+from spraycv.geometry.boom import apply_boom, retry_with_boom
+from spraycv.geometry.boomline import along_boom, apexes_coincide, boom_normal
+from spraycv.geometry.context import ReadContext
+from spraycv.geometry.plume import Plume, plumes_at_apexes
 from spraycv.geometry.reading import read_blobs
-from spraycv.geometry.report import Plume, build_measurement, empty_measurement, finish
-from spraycv.geometry.search import LikelyApexes
-from spraycv.geometry.types import ConeMeasurement, MeasureHints
+from spraycv.geometry.report import report_along_boom, report_at_hint_apexes
+from spraycv.geometry.types import ConeMeasurement, MeasureHints, Point
 from spraycv.geometry.validate import validate_mask
-from spraycv.geometry.wedge import FitOptions, normal_left
-
-
-def _options(cfg: GeometryConfig, hints: MeasureHints) -> FitOptions:
-    return FitOptions(
-        band=cfg.band,
-        method=cfg.robust_fit,
-        outlier_px=cfg.outlier_px,
-        ransac_iterations=cfg.ransac_iterations,
-        min_edge_points=cfg.min_edge_points,
-        refits=cfg.max_refits,
-        mm_per_px=hints.mm_per_px,
-    )
-
-
-def _plumes_hinted(
-    blobs: list[Blob],
-    apexes: list[tuple[float, float]],
-    hint_axis: np.ndarray | None,
-    cfg: GeometryConfig,
-) -> tuple[list[Plume], list[int]]:
-    """One plume per hint apex that lies on a blob; returns (plumes, hint indices with none)."""
-    pts = np.asarray(apexes, dtype=np.float64)
-    owner = np.full(len(pts), -1)
-    best = np.full(len(pts), np.inf)
-    for k, blob in enumerate(blobs):
-        d = np.hypot(pts[:, None, 0] - blob.pts[None, :, 0], pts[:, None, 1] - blob.pts[None, :, 1])
-        dmin = d.min(axis=1)
-        take = dmin < best
-        owner[take], best[take] = k, dmin[take]
-    owner[best > cfg.hint_apex_tol_px] = -1
-    axis, source, fixed = hint_axis, "hint", True
-    if axis is None and blobs and len(pts) >= 2 and np.ptp(pts, axis=0).max() > 1.0:
-        axis = boom_normal(pts, [b.centroid for b in blobs])
-        source = "boom"
-    plumes: list[Plume] = []
-    for k, blob in enumerate(blobs):
-        mine = np.flatnonzero(owner == k)
-        if mine.size == 0:
-            continue
-        u = axis
-        if u is None:
-            u = blob.centroid - pts[mine[0]]
-            u = u / max(float(np.hypot(*u)), 1e-9)
-        fixed_k, source_k = (fixed, source) if axis is not None else (False, "bisector")
-        order = mine[np.argsort(-(pts[mine] @ normal_left(u)))]  # along -n_left
-        crotches = crotches_between(blob, u, [pts[i] for i in order]) if order.size > 1 else []
-        for j, i in enumerate(order):
-            merged = order.size > 1
-            plumes.append(
-                Plume(
-                    blob,
-                    pts[i].copy(),
-                    u,
-                    fixed_k or merged,
-                    source_k,
-                    crotch_left=crotches[j - 1] if merged and j > 0 else None,
-                    crotch_right=crotches[j] if merged and j < len(crotches) else None,
-                    merged=merged,
-                    index=int(i),
-                )
-            )
-    return plumes, [int(i) for i in np.flatnonzero(owner < 0)]
-
-
-def _likely(hints: MeasureHints, cfg: GeometryConfig) -> LikelyApexes | None:
-    points = hints.prior_array()
-    if points is None:
-        return None
-    return LikelyApexes(
-        points,
-        cfg.apex_prior_px,
-        cfg.apex_prior_tol_px,
-        cfg.apex_prior_tol_frac,
-        cfg.hint_apex_tol_px,
-    )
-
-
-def _sort_key(plumes: list[Plume], hint_axis: np.ndarray | None) -> np.ndarray:
-    axes = [p.axis for p in plumes if np.all(np.isfinite(p.axis))]
-    u = hint_axis if hint_axis is not None else (np.mean(axes, axis=0) if axes else None)
-    if u is None or np.hypot(*u) < 1e-9:
-        u = np.array([0.0, 1.0])
-    return -normal_left(u / np.hypot(*u))  # image-right for a spray pointing down
 
 
 def measure_cones(
@@ -121,42 +47,72 @@ def measure_cones(
     cfg = config or GeometryConfig()
     hints = hints or MeasureHints()
     hints.check()
-    m = validate_mask(mask)
-    opts = _options(cfg, hints)
-    hint_axis = None if hints.axis is None else np.asarray(hints.unit_axis(), dtype=np.float64)
-    hint_apexes = hints.apex_list()
+    binary = validate_mask(mask)
+    ctx = ReadContext.of(cfg, hints, binary.shape)
     blobs = find_blobs(
-        clean_mask(m, cfg.open_px, cfg.close_px), cfg.min_plume_area_px, cfg.min_plume_area_frac
+        clean_mask(binary, cfg.open_px, cfg.close_px),
+        cfg.min_plume_area_px,
+        cfg.min_plume_area_frac,
     )
-    missing: list[int] = []
-    if hint_apexes is not None:
-        plumes, missing = _plumes_hinted(blobs, hint_apexes, hint_axis, cfg)
-        shapeless: list[Blob] = []
-        for p in plumes:
-            p.refit(opts)
-    else:
-        found = read_blobs(blobs, hint_axis, cfg, opts, m.shape, _likely(hints, cfg))
-        plumes = [p for p in found if isinstance(p, Plume)]
-        shapeless = [b for b in found if isinstance(b, Blob)]
-    if hint_axis is None and hint_apexes is None:
-        apply_boom(plumes, opts, cfg)
-        shapeless = retry_with_boom(shapeless, plumes, opts, cfg)
-    shape = m.shape
-    results: list[ConeMeasurement] = []
-    if hint_apexes is not None:
-        for p in plumes:
-            results.append(build_measurement(p, shape, cfg, hints))
-        for i in missing:
-            results.append(empty_measurement(i, hint_apexes[i]))
-        results.sort(key=lambda r: r.index)
-        return finish(results, hints, reindex=False)
-    key_dir = _sort_key(plumes, hint_axis)
-    items = [(float(p.apex @ key_dir), build_measurement(p, shape, cfg, hints)) for p in plumes]
-    items += [
-        (float(b.centroid @ key_dir), build_measurement(b, shape, cfg, hints)) for b in shapeless
-    ]
-    items.sort(key=lambda kv: kv[0])
-    results = [r for _, r in items]
-    if not results:
-        results = [empty_measurement(0, None)]
-    return finish(results, hints, reindex=True)
+    apexes = hints.apex_list()
+    if apexes is not None:
+        plumes, missing = read_at_hint_apexes(blobs, apexes, ctx)
+        return report_at_hint_apexes(plumes, missing, apexes, ctx.shape, cfg, hints)
+    reading = read_blobs(blobs, ctx)
+    if ctx.hint_axis is None:
+        reading = retry_with_boom(apply_boom(reading, ctx), ctx)
+    return report_along_boom(reading, ctx.shape, cfg, hints, ctx.hint_axis)
+
+
+def nearest_blob(points: np.ndarray, blobs: Sequence[Blob], tol_px: float) -> np.ndarray:
+    """For each point (K, 2), the index of the blob whose outline is nearest (the first on
+    ties), or -1 where none is within tol_px; (K,)."""
+    owner = np.full(len(points), -1)
+    best = np.full(len(points), np.inf)
+    for k, blob in enumerate(blobs):
+        d = np.hypot(
+            points[:, None, 0] - blob.pts[None, :, 0], points[:, None, 1] - blob.pts[None, :, 1]
+        )
+        dmin = d.min(axis=1)
+        take = dmin < best
+        owner[take], best[take] = k, dmin[take]
+    owner[best > tol_px] = -1
+    return owner
+
+
+def read_at_hint_apexes(
+    blobs: Sequence[Blob], apexes: Sequence[Point], ctx: ReadContext
+) -> tuple[list[Plume], list[int]]:
+    """One fitted plume per hint apex that lies on a blob, and the hint indices with none.
+
+    The axis: the hint axis; else, for two or more apexes, the normal of the line through
+    them (a boom); else each blob's own bisector, started towards its centroid. Several
+    apexes on one blob are plumes merged on a boom, split at the crotches between them.
+    """
+    pts = np.asarray(apexes, dtype=np.float64)
+    owner = nearest_blob(pts, blobs, ctx.cfg.hint_apex_tol_px)
+    axis, source = ctx.hint_axis, "hint"
+    if axis is None and blobs and not apexes_coincide(pts):
+        axis = boom_normal(pts, [b.centroid for b in blobs])
+        source = "boom"
+    plumes: list[Plume] = []
+    for k, blob in enumerate(blobs):
+        mine = np.flatnonzero(owner == k)
+        if mine.size == 0:
+            continue
+        u = axis
+        if u is None:
+            u = blob.centroid - pts[mine[0]]
+            u = u / max(float(np.hypot(*u)), 1e-9)
+        order = mine[along_boom(pts[mine], u)]
+        fixed = axis is not None or order.size > 1  # merged plumes keep the axis they split on
+        parts = plumes_at_apexes(
+            blob,
+            pts[order],
+            u,
+            fixed,
+            source if axis is not None else "bisector",
+            indices=[int(i) for i in order],
+        )
+        plumes.extend(p.refit(ctx.opts) for p in parts)
+    return plumes, [int(i) for i in np.flatnonzero(owner < 0)]

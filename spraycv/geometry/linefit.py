@@ -7,15 +7,12 @@ a Python loop over a handful of small numpy calls would cost more than the arith
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
 
-HUBER_C_PX = 1.345  # about 4x the residual RMS of a rasterised straight edge
-HUBER_ITERATIONS = 2
-RANSAC_INLIER_PX = 1.5
-OUTWARD_KEEP_PX = 1.0  # a rasterised edge stays within ~0.7 px of its line; bumps go beyond
-TRIM_ROUNDS = 3
+from spraycv.geometry.tuning import TUNING
 
 
 @dataclass(frozen=True)
@@ -102,8 +99,55 @@ def _ransac_group(x: np.ndarray, y: np.ndarray, iterations: int, seed: int) -> n
     i, dx, dy, norm = i[ok], dx[ok] / norm[ok], dy[ok] / norm[ok], norm[ok]
     # (iterations, N) residuals: fine for the few hundred points of a band
     r = np.abs((x[None, :] - x[i, None]) * dy[:, None] - (y[None, :] - y[i, None]) * dx[:, None])
-    inl = r <= RANSAC_INLIER_PX
+    inl = r <= TUNING.ransac_inlier_px
     return inl[int(np.argmax(inl.sum(axis=1)))]
+
+
+def _huber_lines(
+    x: np.ndarray, y: np.ndarray, g: np.ndarray, ng: int, iterations: int, seed: int
+) -> GroupLines:
+    """Huber IRLS lines (a few reweighted TLS fits)."""
+    lines = group_lines(x, y, g, ng)
+    c = TUNING.huber_c_px
+    for _ in range(TUNING.huber_iterations):
+        r = np.abs(lines.residuals(x, y, g))
+        if r.max(initial=0.0) <= c:
+            break  # all weights are 1: the least-squares line is the Huber line
+        lines = group_lines(x, y, g, ng, c / np.maximum(r, c))
+    return lines
+
+
+def _ransac_lines(
+    x: np.ndarray, y: np.ndarray, g: np.ndarray, ng: int, iterations: int, seed: int
+) -> GroupLines:
+    """TLS lines through each group's RANSAC inliers (seeded per group: reproducible)."""
+    w = np.zeros_like(x)
+    for k in range(ng):
+        idx = np.flatnonzero(g == k)
+        if idx.size >= 2:
+            w[idx] = _ransac_group(x[idx], y[idx], iterations, seed + k)
+    return group_lines(x, y, g, ng, np.maximum(w, 1e-9))
+
+
+def _lsq_lines(
+    x: np.ndarray, y: np.ndarray, g: np.ndarray, ng: int, iterations: int, seed: int
+) -> GroupLines:
+    """Plain TLS lines (candidate scoring: the trimming that follows is robust enough)."""
+    return group_lines(x, y, g, ng)
+
+
+# the robust first stage of each method: (x, y, g, ng, ransac iterations, seed) -> lines
+FIRST_STAGE: dict[str, Callable[..., GroupLines]] = {
+    "huber": _huber_lines,
+    "ransac": _ransac_lines,
+    "lsq": _lsq_lines,
+}
+
+
+def _outward_sign(lines: GroupLines, outward: np.ndarray) -> np.ndarray:
+    """Per group (G,), +1 or -1: the factor that makes a residual positive away from the
+    spray, given approximate outward directions (G, 2)."""
+    return np.where(lines.dy * outward[:, 0] - lines.dx * outward[:, 1] >= 0, 1.0, -1.0)
 
 
 def robust_group_lines(
@@ -116,7 +160,7 @@ def robust_group_lines(
     ransac_iterations: int = 100,
     seed: int = 0,
     outward: np.ndarray | None = None,
-    rounds: int = TRIM_ROUNDS,
+    rounds: int = TUNING.trim_rounds,
 ) -> tuple[GroupLines, np.ndarray, np.ndarray]:
     """Robust line per group: Huber IRLS or RANSAC, then TLS refits on the inliers.
 
@@ -124,38 +168,22 @@ def robust_group_lines(
     the reported RMS (droplets or ligaments, not the boundary). With outward (ng, 2), an
     approximate outward direction per group (away from the spray), the trimming is one-sided
     where it matters: droplets and ligaments only ever add mask outside the boundary, so
-    points more than OUTWARD_KEEP_PX outside the line are dropped too, and the line settles
-    on the plume's solid edge. method "lsq" skips the robust stage (candidate scoring).
+    points more than TUNING.outward_keep_px outside the line are dropped too, and the line
+    settles on the plume's solid edge. method "lsq" skips the robust stage (candidate
+    scoring).
 
     Returns (lines, inlier mask (N,), inward mask (N,): points more than outlier_px inside
     their line, which droplets cannot explain: curvature, notches, a wrong wedge).
     """
-    if method == "huber":
-        lines = group_lines(x, y, g, ng)
-        for _ in range(HUBER_ITERATIONS):
-            r = np.abs(lines.residuals(x, y, g))
-            if r.max(initial=0.0) <= HUBER_C_PX:
-                break  # all weights are 1: the least-squares line is the Huber line
-            lines = group_lines(x, y, g, ng, HUBER_C_PX / np.maximum(r, HUBER_C_PX))
-    elif method == "ransac":
-        w = np.zeros_like(x)
-        for k in range(ng):
-            idx = np.flatnonzero(g == k)
-            if idx.size >= 2:
-                w[idx] = _ransac_group(x[idx], y[idx], ransac_iterations, seed + k)
-        lines = group_lines(x, y, g, ng, np.maximum(w, 1e-9))
-    elif method == "lsq":
-        lines = group_lines(x, y, g, ng)
-    else:
+    if method not in FIRST_STAGE:
         raise ValueError(f"unknown robust fit method {method!r}: use 'huber' or 'ransac'")
+    lines = FIRST_STAGE[method](x, y, g, ng, ransac_iterations, seed)
     inl = np.ones(x.size, dtype=bool)
     r = lines.residuals(x, y, g)
     for _ in range(rounds if outward is not None else 1):
         if outward is not None:
-            # orient each group's residual so that positive points away from the spray
-            sign = np.where(lines.dy * outward[:, 0] - lines.dx * outward[:, 1] >= 0, 1.0, -1.0)
-            r = r * sign[g]
-            keep = (r >= -outlier_px) & (r <= OUTWARD_KEEP_PX)
+            r = r * _outward_sign(lines, outward)[g]
+            keep = (r >= -outlier_px) & (r <= TUNING.outward_keep_px)
         else:
             keep = np.abs(r) <= outlier_px
         # a group that would lose its points keeps them (its RMS then shows the problem)
@@ -165,13 +193,12 @@ def robust_group_lines(
         inl = keep
         lines = group_lines(x[inl], y[inl], g[inl], ng)
         r = lines.residuals(x, y, g)
-    if outward is not None:
-        sign = np.where(lines.dy * outward[:, 0] - lines.dx * outward[:, 1] >= 0, 1.0, -1.0)
-        r = r * sign[g]
-        inward = r < -outlier_px
-    else:
-        inward = np.zeros(x.size, dtype=bool)
-    return lines, inl, inward
+    if outward is None:
+        return lines, inl, np.zeros(x.size, dtype=bool)
+    # when the loop stopped early, r is oriented already and this product undoes that; it
+    # is kept as it was (a refactor keeps every figure): docs/cone_angle.md, "Where each
+    # number lives"
+    return lines, inl, r * _outward_sign(lines, outward)[g] < -outlier_px
 
 
 def fit_line(

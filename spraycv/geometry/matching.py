@@ -11,10 +11,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from spraycv.geometry.tuning import TUNING
 from spraycv.geometry.types import ConeMeasurement, QualityFlag
-
-MIN_MATCH_PX = 10.0  # apex distance always accepted
-MATCH_FRAC_OF_LENGTH = 0.2  # and up to this fraction of the nozzle's spray length
 
 
 @dataclass(frozen=True)
@@ -48,7 +46,7 @@ def match_to_truth(
 
     truth: renderer nozzle dicts (keys apex, length_px, visible/state). Only visible nozzles
     are matched; measurements flagged no_spray or without an apex are ignored. A pair is
-    accepted within max_dist_px, by default max(MIN_MATCH_PX, MATCH_FRAC_OF_LENGTH * L).
+    accepted within max_dist_px, by default max(TUNING.match_min_px, TUNING.match_frac * L).
     """
     cands = []
     meas_ok = [
@@ -61,7 +59,7 @@ def match_to_truth(
         nz = truth[g]
         gx, gy = (float(v) for v in nz["apex"])
         length = float(nz.get("length_px", 0.0) or 0.0)
-        limit = max_dist_px or max(MIN_MATCH_PX, MATCH_FRAC_OF_LENGTH * length)
+        limit = max_dist_px or max(TUNING.match_min_px, TUNING.match_frac * length)
         for i in meas_ok:
             mx, my = measurements[i].apex
             d = math.hypot(mx - gx, my - gy)

@@ -1,70 +1,28 @@
-"""Turn a fitted plume into a ConeMeasurement: angles, length, area, profile, flags, mm."""
+"""Turn a reading into ConeMeasurements: angles, length, area, profile, flags, mm; ordered
+along the boom (or in hint order) and numbered."""
 
 from __future__ import annotations
 
 import dataclasses
 import math
-from dataclasses import dataclass
+from collections.abc import Sequence
 
 import cv2
 import numpy as np
 
 from spraycv.config.geometry import GeometryConfig
+from spraycv.geometry.blobs import Blob
+from spraycv.geometry.candidates import BlobReading
 from spraycv.geometry.coverage import coverage_overlap, coverage_width
-from spraycv.geometry.plumes import Blob
-from spraycv.geometry.types import ConeMeasurement, Line, MeasureHints, QualityFlag
-from spraycv.geometry.wedge import (
-    FitOptions,
-    WedgeFit,
-    band_limits,
-    fit_wedge,
-    normal_left,
-    width_profile,
-)
+from spraycv.geometry.linefit import LineFit
+from spraycv.geometry.plume import Plume
+from spraycv.geometry.types import ConeMeasurement, Line, MeasureHints, Point, QualityFlag
+from spraycv.geometry.wedge import WedgeFit, band_limits, normal_left, width_profile
 
 NAN = float("nan")
 
 
-@dataclass
-class Plume:
-    """Working record of one plume while the frame is measured."""
-
-    blob: Blob
-    apex: np.ndarray  # seed, then the fitted apex
-    axis: np.ndarray
-    fixed_axis: bool
-    axis_source: str  # "hint" | "boom" | "bisector"
-    crotch_left: np.ndarray | None = None
-    crotch_right: np.ndarray | None = None
-    merged: bool = False
-    index: int | None = None  # hint order, when apexes are hinted
-    fit: WedgeFit | None = None
-
-    def refit(self, opts: FitOptions) -> None:
-        """Fit the wedge from the current apex/axis; keep the result's apex/axis if it worked."""
-        self.fit = fit_wedge(
-            self.blob.fit_pts,
-            self.blob.hull,
-            self.apex,
-            self.axis,
-            self.fixed_axis,
-            opts,
-            self.crotch_left,
-            self.crotch_right,
-            self.blob.pts if self.merged else None,
-        )
-        if self.fit.ok:
-            self.apex, self.axis = self.fit.apex, self.fit.axis
-
-    def t_range(self) -> tuple[float, float]:
-        """This plume's lateral range (t from the apex) inside a merged component."""
-        n = normal_left(self.axis)
-        hi = math.inf if self.crotch_left is None else float((self.crotch_left - self.apex) @ n)
-        lo = -math.inf if self.crotch_right is None else float((self.crotch_right - self.apex) @ n)
-        return lo, hi
-
-
-def empty_measurement(index: int, apex: tuple[float, float] | None) -> ConeMeasurement:
+def empty_measurement(index: int, apex: Point | None) -> ConeMeasurement:
     """A no_spray measurement (nothing there, or nothing at a hinted apex)."""
     a = (NAN, NAN) if apex is None else (float(apex[0]), float(apex[1]))
     return ConeMeasurement(index=index, apex=a, flags=(QualityFlag.NO_SPRAY,))
@@ -96,7 +54,8 @@ def _partial_area(blob: Blob, apex: np.ndarray, n: np.ndarray, lo: float, hi: fl
     return float(cv2.countNonZero(roi & strip))
 
 
-def _shapeless(blob: Blob, cfg: GeometryConfig, hints: MeasureHints) -> ConeMeasurement:
+def measure_unexplained(blob: Blob, hints: MeasureHints) -> ConeMeasurement:
+    """The measurement of a blob no wedge explains: its area, no angles."""
     flags = [QualityFlag.TOO_FEW_EDGE_POINTS]
     if blob.touches_border:
         flags.append(QualityFlag.TOUCHES_BORDER)
@@ -110,35 +69,70 @@ def _shapeless(blob: Blob, cfg: GeometryConfig, hints: MeasureHints) -> ConeMeas
     )
 
 
-def build_measurement(
-    plume: Plume | Blob, shape: tuple[int, int], cfg: GeometryConfig, hints: MeasureHints
-) -> ConeMeasurement:
-    """The measurement of one plume (or of a blob where no wedge could be found)."""
-    if isinstance(plume, Blob):
-        return _shapeless(plume, cfg, hints)
-    blob, fit = plume.blob, plume.fit
-    apex = np.asarray(plume.apex, dtype=np.float64)
-    u = np.asarray(plume.axis, dtype=np.float64)
+def _own_extent(plume: Plume, apex: np.ndarray, u: np.ndarray) -> tuple[float, bool, float]:
+    """(length L px, touches the border, area px) over this plume's own part of the blob
+    (its lateral range, for merged plumes); apex, u: (2,)."""
+    blob = plume.blob
+    if not plume.merged:  # the extreme along the axis lies on the hull
+        return float((blob.hull @ u).max() - apex @ u), blob.touches_border, blob.area
     n = normal_left(u)
     lo, hi = plume.t_range()
+    rel = blob.pts - apex
+    t_all = rel @ n
+    own = (t_all >= lo) & (t_all <= hi)
+    length = float((rel[own] @ u).max()) if own.any() else NAN
+    touches = bool((~blob.usable[own]).any())
+    return length, touches, _partial_area(blob, apex, n, lo, hi)
+
+
+def _half_angles(fit: WedgeFit, u: np.ndarray) -> tuple[float, float]:
+    """(left, right) half-angles (deg) of the fitted lines from the axis u (2,), positive
+    when the boundary opens away from it."""
+    assert fit.left is not None and fit.right is not None
+    n = normal_left(u)
+    dl, dr = fit.left.direction, fit.right.direction
+    hl = math.degrees(math.atan2(float(dl @ n), float(dl @ u)))
+    hr = math.degrees(math.atan2(-float(dr @ n), float(dr @ u)))
+    return hl, hr
+
+
+def _fit_flags(
+    fit: WedgeFit, inc: float, apex: np.ndarray, shape: tuple[int, int], cfg: GeometryConfig
+) -> list[QualityFlag]:
+    """Flags of a fitted wedge: poor fit (RMS, inliers, or no opening), short band, apex
+    outside the image (H, W)."""
+    assert fit.left is not None and fit.right is not None
     flags: list[QualityFlag] = []
-    # length and border contact over this plume's own part of the contour
-    if plume.merged:
-        rel = blob.pts - apex
-        t_all = rel @ n
-        own = (t_all >= lo) & (t_all <= hi)
-        length = float((rel[own] @ u).max()) if own.any() else NAN
-        touches = bool((~blob.usable[own]).any())
-    else:  # the extreme along the axis lies on the hull
-        length = float((blob.hull @ u).max() - apex @ u)
-        touches = blob.touches_border
-    if touches:
-        flags.append(QualityFlag.TOUCHES_BORDER)
-    area = _partial_area(blob, apex, n, lo, hi) if plume.merged else blob.area
-    if plume.merged:
-        flags.append(QualityFlag.PLUMES_MERGED)
-    if plume.axis_source == "bisector":
-        flags.append(QualityFlag.AXIS_FROM_BISECTOR)
+    worst_rms = max(fit.left.rms, fit.right.rms)
+    worst_inl = min(fit.left.inlier_frac, fit.right.inlier_frac)
+    if worst_rms > cfg.max_fit_rms_px or worst_inl < cfg.min_inlier_frac:
+        flags.append(QualityFlag.POOR_FIT)
+    if fit.short_band:
+        flags.append(QualityFlag.SHORT_BAND)
+    if not 0.0 < inc < 180.0 and QualityFlag.POOR_FIT not in flags:
+        flags.append(QualityFlag.POOR_FIT)  # no cone angle to report: the fit says why
+    h, w = shape
+    if not (-0.5 <= apex[0] <= w - 0.5 and -0.5 <= apex[1] <= h - 0.5):
+        flags.append(QualityFlag.APEX_OUTSIDE_IMAGE)
+    return flags
+
+
+def _line(fit: LineFit) -> Line:
+    """The output form of a fitted boundary line."""
+    return Line(tuple(map(float, fit.point)), tuple(map(float, fit.direction)))  # type: ignore[arg-type]
+
+
+def measure_plume(
+    plume: Plume, shape: tuple[int, int], cfg: GeometryConfig, hints: MeasureHints
+) -> ConeMeasurement:
+    """The measurement of one plume of an (H, W) image (docs/cone_angle.md)."""
+    fit = plume.fit
+    apex = np.asarray(plume.apex, dtype=np.float64)
+    u = np.asarray(plume.axis, dtype=np.float64)
+    length, touches, area = _own_extent(plume, apex, u)
+    flags = [QualityFlag.TOUCHES_BORDER] if touches else []
+    flags += [QualityFlag.PLUMES_MERGED] if plume.merged else []
+    flags += [QualityFlag.AXIS_FROM_BISECTOR] if plume.axis_source == "bisector" else []
     mm = hints.mm_per_px
     common = dict(
         index=plume.index if plume.index is not None else 0,
@@ -149,48 +143,32 @@ def build_measurement(
         area_mm2=area * mm * mm if mm else NAN,
     )
     if fit is None or not fit.ok or fit.left is None or fit.right is None:
-        flags.append(QualityFlag.TOO_FEW_EDGE_POINTS)
         n_l, n_r = (fit.n_left, fit.n_right) if fit is not None else (0, 0)
         return ConeMeasurement(
             apex=(NAN, NAN),
             n_edge_points_left=n_l,
             n_edge_points_right=n_r,
-            flags=tuple(flags),
+            flags=(*flags, QualityFlag.TOO_FEW_EDGE_POINTS),
             **common,  # type: ignore[arg-type]
         )
-    dl, dr = fit.left.direction, fit.right.direction
-    hl = math.degrees(math.atan2(float(dl @ n), float(dl @ u)))
-    hr = math.degrees(math.atan2(-float(dr @ n), float(dr @ u)))
+    hl, hr = _half_angles(fit, u)
     inc = hl + hr
-    worst_rms = max(fit.left.rms, fit.right.rms)
-    worst_inl = min(fit.left.inlier_frac, fit.right.inlier_frac)
-    if worst_rms > cfg.max_fit_rms_px or worst_inl < cfg.min_inlier_frac:
-        flags.append(QualityFlag.POOR_FIT)
-    if fit.short_band:
-        flags.append(QualityFlag.SHORT_BAND)
-    if not 0.0 < inc < 180.0:
-        # the boundaries do not open away from the apex (a stripe, a line, crossing fits):
-        # no cone angle to report, and the fit says why
-        if QualityFlag.POOR_FIT not in flags:
-            flags.append(QualityFlag.POOR_FIT)
+    flags += _fit_flags(fit, inc, apex, shape, cfg)
+    if not 0.0 < inc < 180.0:  # the boundaries do not open away from the apex
         hl = hr = inc = NAN
-    h, w = shape
-    if not (-0.5 <= apex[0] <= w - 0.5 and -0.5 <= apex[1] <= h - 0.5):
-        flags.append(QualityFlag.APEX_OUTSIDE_IMAGE)
     height, spacing = hints.nozzle_height_mm, hints.nozzle_spacing_mm
     cover = coverage_width(inc, height) if height and 0 <= inc < 180 else NAN
-    profile = width_profile(blob.pts, apex, u, cfg.profile_step_px, (lo, hi))
     return ConeMeasurement(
         apex=(float(apex[0]), float(apex[1])),
         axis=(float(u[0]), float(u[1])),
         tilt_deg=math.degrees(math.atan2(float(u[0]), float(u[1]))),
-        left_line=Line(tuple(map(float, fit.left.point)), tuple(map(float, dl))),  # type: ignore[arg-type]
-        right_line=Line(tuple(map(float, fit.right.point)), tuple(map(float, dr))),  # type: ignore[arg-type]
+        left_line=_line(fit.left),
+        right_line=_line(fit.right),
         half_angle_left_deg=hl,
         half_angle_right_deg=hr,
         included_angle_deg=inc,
-        band=band_limits(length, cfg.band, hints.mm_per_px, None),
-        width_profile=profile,
+        band=band_limits(length, cfg.band, hints.mm_per_px),
+        width_profile=width_profile(plume.blob.pts, apex, u, cfg.profile_step_px, plume.t_range()),
         symmetry_index=(hr - hl) / inc if inc != 0 else NAN,
         fit_rms_left_px=float(fit.left.rms),
         fit_rms_right_px=float(fit.right.rms),
@@ -219,3 +197,47 @@ def finish(
         if math.isfinite(a) and math.isfinite(b):
             out[i] = dataclasses.replace(out[i], overlap_next_mm=coverage_overlap(a, spacing, b))
     return out
+
+
+def boom_direction(plumes: Sequence[Plume], hint_axis: np.ndarray | None) -> np.ndarray:
+    """The direction (2,) the measurements are ordered along: -n_left of the hint axis, or
+    of the plumes' mean axis, or of image-down (image left to right for sprays pointing
+    down)."""
+    axes = [p.axis for p in plumes if np.all(np.isfinite(p.axis))]
+    u = hint_axis if hint_axis is not None else (np.mean(axes, axis=0) if axes else None)
+    if u is None or np.hypot(*u) < 1e-9:
+        u = np.array([0.0, 1.0])
+    return -normal_left(u / np.hypot(*u))
+
+
+def report_along_boom(
+    reading: BlobReading,
+    shape: tuple[int, int],
+    cfg: GeometryConfig,
+    hints: MeasureHints,
+    hint_axis: np.ndarray | None,
+) -> list[ConeMeasurement]:
+    """One measurement per plume and per unexplained blob of an (H, W) frame, ordered along
+    the boom (boom_direction) and numbered; a single no_spray measurement for none."""
+    key = boom_direction(reading.plumes, hint_axis)
+    items = [(float(p.apex @ key), measure_plume(p, shape, cfg, hints)) for p in reading.plumes]
+    items += [(float(b.centroid @ key), measure_unexplained(b, hints)) for b in reading.unexplained]
+    items.sort(key=lambda kv: kv[0])
+    results = [r for _, r in items] or [empty_measurement(0, None)]
+    return finish(results, hints, reindex=True)
+
+
+def report_at_hint_apexes(
+    plumes: Sequence[Plume],
+    missing: Sequence[int],
+    apexes: Sequence[Point],
+    shape: tuple[int, int],
+    cfg: GeometryConfig,
+    hints: MeasureHints,
+) -> list[ConeMeasurement]:
+    """One measurement per hint apex, in hint order: its plume's, or no_spray for the hint
+    indices `missing` (nothing sprays there)."""
+    results = [measure_plume(p, shape, cfg, hints) for p in plumes]
+    results += [empty_measurement(i, apexes[i]) for i in missing]
+    results.sort(key=lambda r: r.index)
+    return finish(results, hints, reindex=False)

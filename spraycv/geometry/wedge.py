@@ -6,35 +6,47 @@ the axis from the apex, `t` the signed distance towards n_left = (-uy, ux) (docs
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 import numpy as np
 
-from spraycv.config.geometry import BandConfig
+from spraycv.config.geometry import BandConfig, GeometryConfig
 from spraycv.geometry.linefit import LineFit, intersect, robust_group_lines
+from spraycv.geometry.tuning import TUNING
 
-CROTCH_MARGIN_PX = 3.0  # keep clear of the rounded bottom of the notch between merged plumes
-MIN_SIDE_BAND_PX = 8.0  # a crotch-limited side shorter than this falls back to min_start_px
+Limit = tuple[float, float]  # a crotch as (s, t) in a plume's frame
 
 
 @dataclass(frozen=True)
 class FitOptions:
-    """What a wedge fit needs from GeometryConfig (kept small so the search can vary it)."""
+    """What a wedge fit needs from GeometryConfig, and the image scale for a band in mm."""
 
     band: BandConfig
-    method: str = "huber"
-    outlier_px: float = 3.0
-    ransac_iterations: int = 100
-    min_edge_points: int = 8
-    refits: int = 4
-    mm_per_px: float | None = None
-    band_fracs: tuple[float, float] | None = None  # overrides band (candidate scoring)
-    extremes_only: bool = False  # keep only the outermost point per 1-px step of s
+    method: str
+    outlier_px: float
+    ransac_iterations: int
+    min_edge_points: int
+    refits: int
+    mm_per_px: float | None
+
+    @staticmethod
+    def of(cfg: GeometryConfig, mm_per_px: float | None) -> FitOptions:
+        return FitOptions(
+            band=cfg.band,
+            method=cfg.robust_fit,
+            outlier_px=cfg.outlier_px,
+            ransac_iterations=cfg.ransac_iterations,
+            min_edge_points=cfg.min_edge_points,
+            refits=cfg.max_refits,
+            mm_per_px=mm_per_px,
+        )
 
 
-@dataclass
+@dataclass(frozen=True)
 class WedgeFit:
-    """Result of fit_wedge; left/right are None where a side had too few points."""
+    """Result of fit_wedge; left/right are None where a side had too few points (then
+    dir_left/dir_right keep the directions of the round before, if any)."""
 
     apex: np.ndarray
     axis: np.ndarray
@@ -52,12 +64,16 @@ class WedgeFit:
     def ok(self) -> bool:
         return self.left is not None and self.right is not None
 
-    def score(self) -> float:
-        """Worse side's straightness (px): inlier RMS plus 5 px per unit fraction of outliers;
-        low for a real apex, high for a far corner or a notch."""
+    def straightness(self) -> float:
+        """Worse side's straightness (px): inlier RMS plus TUNING.outlier_penalty_px per unit
+        fraction of outliers; low for a real apex, high for a far corner or a notch; inf
+        where a side could not be fitted."""
         if self.left is None or self.right is None:
-            return float("inf")
-        return max(line.rms + 5.0 * (1.0 - line.inlier_frac) for line in (self.left, self.right))
+            return math.inf
+        penalty = TUNING.outlier_penalty_px
+        return max(
+            line.rms + penalty * (1.0 - line.inlier_frac) for line in (self.left, self.right)
+        )
 
 
 def normal_left(u: np.ndarray) -> np.ndarray:
@@ -65,20 +81,21 @@ def normal_left(u: np.ndarray) -> np.ndarray:
     return np.array([-u[1], u[0]])
 
 
-def band_limits(
-    length: float, band: BandConfig, mm_per_px: float | None, fracs: tuple[float, float] | None
-) -> tuple[float, float]:
+def _explicit_band(band: BandConfig, mm_per_px: float | None) -> tuple[float, float] | None:
+    """The band set in px, else in mm (converted), else None (fractions of L apply)."""
+    if band.start_px is not None and band.end_px is not None:
+        return band.start_px, band.end_px
+    if band.start_mm is None or band.end_mm is None:
+        return None
+    if mm_per_px is None:
+        raise ValueError("the band is given in mm (start_mm/end_mm): set hints.mm_per_px")
+    return band.start_mm / mm_per_px, band.end_mm / mm_per_px
+
+
+def band_limits(length: float, band: BandConfig, mm_per_px: float | None) -> tuple[float, float]:
     """(start_px, end_px) of the band for a plume of length L px (docs/cone_angle.md)."""
-    if fracs is not None:
-        start, end = fracs[0] * length, fracs[1] * length
-    elif band.start_px is not None and band.end_px is not None:
-        start, end = band.start_px, band.end_px
-    elif band.start_mm is not None and band.end_mm is not None:
-        if mm_per_px is None:
-            raise ValueError("the band is given in mm (start_mm/end_mm): set hints.mm_per_px")
-        start, end = band.start_mm / mm_per_px, band.end_mm / mm_per_px
-    else:
-        start, end = band.start_frac * length, band.end_frac * length
+    explicit = _explicit_band(band, mm_per_px)
+    start, end = explicit or (band.start_frac * length, band.end_frac * length)
     return max(start, band.min_start_px), end
 
 
@@ -100,25 +117,16 @@ def argmax_per_group(group: np.ndarray, value: np.ndarray) -> np.ndarray:
     return hit
 
 
-def lateral_extremes(s: np.ndarray, t: np.ndarray, outer_sign: float) -> np.ndarray:
-    """Indices of the outermost point (max of outer_sign * t) in each 1-px bin of s.
-
-    These are the silhouette's edges across the axis; contour parts inside the silhouette
-    (notches between merged plumes, folds of ligaments) are skipped.
-    """
-    return argmax_per_group(np.floor(s).astype(np.int64), outer_sign * t)
-
-
 def _select(
     s: np.ndarray,
     t: np.ndarray,
     band: tuple[float, float],
-    limits: tuple[tuple[float, float] | None, tuple[float, float] | None],
+    limits: tuple[Limit | None, Limit | None],
     opts: FitOptions,
 ) -> tuple[np.ndarray, np.ndarray, bool]:
     """Boundary points of both sides: (indices (K,), side (K,) 0 left / 1 right, short).
 
-    Per side and 1-px bin of s inside the band, the outermost point (silhouette edge).
+    s, t: (N,) the points in the plume's frame. Per side, the points inside the band.
     limits: per side, the crotch with a merged neighbour as (s, t) in this plume's frame;
     the side then stops before it, and if too little is left in the band it is extended
     towards the apex (short = True).
@@ -130,7 +138,7 @@ def _select(
     tmax = np.array([np.inf, np.inf])
     for k, lim in enumerate(limits):
         if lim is not None:
-            hi[k] = min(hi[k], lim[0] - CROTCH_MARGIN_PX)
+            hi[k] = min(hi[k], lim[0] - TUNING.crotch_margin_px)
             tmax[k] = abs(lim[1])
     sel = (out > 0) & (out < tmax[side]) & (s >= lo[side]) & (s <= hi[side])
     short = False
@@ -138,7 +146,7 @@ def _select(
         counts = np.bincount(side[sel], minlength=2)
         for k, lim in enumerate(limits):
             if lim is not None and (
-                hi[k] - lo[k] < MIN_SIDE_BAND_PX or counts[k] < opts.min_edge_points
+                hi[k] - lo[k] < TUNING.min_side_band_px or counts[k] < opts.min_edge_points
             ):
                 # the neighbour hides this side beyond the crotch: use what is visible before
                 lo[k] = opts.band.min_start_px
@@ -146,12 +154,79 @@ def _select(
         if short:
             sel = (out > 0) & (out < tmax[side]) & (s >= lo[side]) & (s <= hi[side])
     idx = np.flatnonzero(sel)
-    if idx.size == 0 or not opts.extremes_only:
-        return idx, side[idx], short
-    sb = np.floor(s[idx]).astype(np.int64)
-    sb -= sb.min()
-    ext = idx[argmax_per_group(side[idx] * (int(sb.max()) + 1) + sb, out[idx])]
-    return ext, side[ext], short
+    return idx, side[idx], short
+
+
+def _band_points(
+    px: np.ndarray,
+    py: np.ndarray,
+    hull: np.ndarray,
+    apex: np.ndarray,
+    u: np.ndarray,
+    opts: FitOptions,
+    crotches: tuple[np.ndarray | None, np.ndarray | None],
+    all_pts: np.ndarray | None,
+) -> tuple[float, tuple[float, float], np.ndarray, np.ndarray, bool]:
+    """For the current apex and axis u (2,): (L, band, indices (K,) into px/py of the band's
+    boundary points, their side (K,), short). px, py: (N,) the usable boundary points."""
+    ux, uy = float(u[0]), float(u[1])
+    s = px * ux + py * uy - (apex[0] * ux + apex[1] * uy)
+    t = py * ux - px * uy - (apex[1] * ux - apex[0] * uy)  # towards n_left = (-uy, ux)
+    frame = np.array([[ux, -uy], [uy, ux]])  # columns: u, n_left
+    lim_l, lim_r = (None if c is None else tuple((c - apex) @ frame) for c in crotches)
+    if (lim_l is not None or lim_r is not None) and all_pts is not None:
+        # a merged plume's length: over its own lateral range of the whole contour
+        st = (all_pts - apex) @ frame
+        own = np.ones(len(st), dtype=bool)
+        if lim_l is not None:
+            own &= st[:, 1] <= lim_l[1]
+        if lim_r is not None:
+            own &= st[:, 1] >= lim_r[1]
+        length = float(st[own, 0].max()) if own.any() else 0.0
+    else:
+        length = float((hull @ u).max() - apex @ u)
+    band = band_limits(length, opts.band, opts.mm_per_px)
+    idx, side, short = _select(s, t, band, (lim_l, lim_r), opts)  # type: ignore[arg-type]
+    return length, band, idx, side, short
+
+
+def _side_lines(
+    px: np.ndarray,
+    py: np.ndarray,
+    idx: np.ndarray,
+    side: np.ndarray,
+    u: np.ndarray,
+    opts: FitOptions,
+) -> tuple[LineFit, LineFit]:
+    """Robust (left, right) boundary lines through the band points idx (K,) of each side,
+    directed away from the apex and moved out to the pixels' edge."""
+    ux, uy = float(u[0]), float(u[1])
+    nl = np.array([-uy, ux])
+    lines, inl, inward = robust_group_lines(
+        px[idx],
+        py[idx],
+        side,
+        2,
+        opts.method,
+        opts.outlier_px,
+        opts.ransac_iterations,
+        outward=np.array([nl, -nl]),
+    )
+    n_pts = np.bincount(side, minlength=2)
+    n_in = np.bincount(side[inl], minlength=2)
+    n_inward = np.bincount(side[inward], minlength=2)
+    fits = []
+    for k in (0, 1):
+        d = np.array([lines.dx[k], lines.dy[k]])
+        d = d if d @ u >= 0 else -d  # away from the apex
+        # contour points are centres of the plume's outermost pixels, on average
+        # max(|dx|, |dy|) / 2 inside the true boundary: move the line out by that
+        out = np.array([-d[1], d[0]]) if k == 0 else np.array([d[1], -d[0]])
+        point = np.array([lines.cx[k], lines.cy[k]]) + 0.5 * max(abs(d[0]), abs(d[1])) * out
+        fits.append(
+            LineFit(point, d, float(lines.rms[k]), int(n_pts[k]), int(n_in[k]), int(n_inward[k]))
+        )
+    return fits[0], fits[1]
 
 
 def fit_wedge(
@@ -179,61 +254,20 @@ def fit_wedge(
     u = u / np.hypot(u[0], u[1])
     px = np.ascontiguousarray(pts[:, 0])
     py = np.ascontiguousarray(pts[:, 1])
-    left = right = None
-    dl = dr = None
+    left = right = dl = dr = None
     n_l = n_r = 0
     short = False
-    length = 0.0
-    band = (0.0, 0.0)
+    length, band = 0.0, (0.0, 0.0)
     for _ in range(opts.refits):
-        ux, uy = float(u[0]), float(u[1])
-        s = px * ux + py * uy - (apex[0] * ux + apex[1] * uy)
-        t = py * ux - px * uy - (apex[1] * ux - apex[0] * uy)  # towards n_left = (-uy, ux)
-        frame = np.array([[ux, -uy], [uy, ux]])  # columns: u, n_left
-        lim_l = None if crotch_left is None else tuple((crotch_left - apex) @ frame)
-        lim_r = None if crotch_right is None else tuple((crotch_right - apex) @ frame)
-        if (lim_l is not None or lim_r is not None) and all_pts is not None:
-            st = (all_pts - apex) @ frame
-            own = np.ones(len(st), dtype=bool)
-            if lim_l is not None:
-                own &= st[:, 1] <= lim_l[1]
-            if lim_r is not None:
-                own &= st[:, 1] >= lim_r[1]
-            length = float(st[own, 0].max()) if own.any() else 0.0
-        else:
-            length = float((hull @ u).max() - apex @ u)
-        band = band_limits(length, opts.band, opts.mm_per_px, opts.band_fracs)
-        idx, side, short = _select(s, t, band, (lim_l, lim_r), opts)  # type: ignore[arg-type]
+        length, band, idx, side, short = _band_points(
+            px, py, hull, apex, u, opts, (crotch_left, crotch_right), all_pts
+        )
         n_l = int((side == 0).sum())
         n_r = int(side.size - n_l)
         if n_l < opts.min_edge_points or n_r < opts.min_edge_points:
-            left = right = None
+            left = right = None  # the directions of the previous round stay, as they were
             break
-        nl = np.array([-uy, ux])
-        lines, inl, inward = robust_group_lines(
-            px[idx],
-            py[idx],
-            side,
-            2,
-            opts.method,
-            opts.outlier_px,
-            opts.ransac_iterations,
-            outward=np.array([nl, -nl]),
-        )
-        n_in = np.bincount(side[inl], minlength=2)
-        n_inward = np.bincount(side[inward], minlength=2)
-        fits = []
-        for k, n_pts in ((0, n_l), (1, n_r)):
-            d = np.array([lines.dx[k], lines.dy[k]])
-            d = d if d @ u >= 0 else -d  # away from the apex
-            # contour points are centres of the plume's outermost pixels, on average
-            # max(|dx|, |dy|) / 2 inside the true boundary: move the line out by that
-            out = np.array([-d[1], d[0]]) if k == 0 else np.array([d[1], -d[0]])
-            point = np.array([lines.cx[k], lines.cy[k]]) + 0.5 * max(abs(d[0]), abs(d[1])) * out
-            fits.append(
-                LineFit(point, d, float(lines.rms[k]), n_pts, int(n_in[k]), int(n_inward[k]))
-            )
-        left, right = fits
+        left, right = _side_lines(px, py, idx, side, u, opts)
         dl, dr = left.direction, right.direction
         new_apex = intersect(left.point, dl, right.point, dr)
         if new_apex is None:
@@ -245,8 +279,8 @@ def fit_wedge(
         moved = float(np.hypot(*(new_apex - apex)))
         turned = abs(float(new_u[0] * u[1] - new_u[1] * u[0]))
         apex, u = new_apex, new_u
-        if moved < 0.3 and turned < 5e-4:  # the band would move by a fraction of a pixel
-            break
+        if moved < TUNING.converged_px and turned < TUNING.converged_sin:
+            break  # the band would move by a fraction of a pixel
     return WedgeFit(apex, u, left, right, dl, dr, length, band, n_l, n_r, short)
 
 

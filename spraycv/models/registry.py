@@ -1,48 +1,30 @@
 """The architectures spraycv trains, built through segmentation-models-pytorch, offline.
 
+The name table (ARCHITECTURES, get_architecture) lives in spraycv.config.architectures and
+is re-exported here.
+
 Encoders start from random weights (`encoder_weights=None`) unless a local weights file is
 given: nothing is ever downloaded.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from pathlib import Path
 
 import torch
 from torch import nn
 
+from spraycv.config.architectures import ARCHITECTURES, Architecture, get_architecture
 from spraycv.config.train import ModelConfig
 
-
-@dataclass(frozen=True)
-class Architecture:
-    """One trainable architecture: its smp name, a default encoder, and what it needs."""
-
-    smp_name: str
-    default_encoder: str
-    size_multiple: int  # input height and width must be multiples of this
-    description: str
-
-
-ARCHITECTURES: dict[str, Architecture] = {
-    "Unet": Architecture("unet", "mobilenet_v2", 32, "U-Net: skip connections at every scale"),
-    "UnetPlusPlus": Architecture("unetplusplus", "resnet18", 32, "U-Net++: nested dense skips"),
-    "FPN": Architecture("fpn", "resnet18", 32, "Feature Pyramid Network decoder"),
-    "DeepLabV3Plus": Architecture("deeplabv3plus", "resnet18", 16, "atrous pyramid + decoder"),
-    "Segformer": Architecture("segformer", "mit_b0", 32, "transformer encoder, MLP decoder"),
-    "Linknet": Architecture("linknet", "resnet18", 32, "light U-Net with additive skips"),
-    "MAnet": Architecture("manet", "resnet18", 32, "U-Net with attention blocks"),
-}
-
-
-def get_architecture(name: str) -> Architecture:
-    """Look an architecture up by name; the error lists the valid names."""
-    try:
-        return ARCHITECTURES[name]
-    except KeyError:
-        valid = ", ".join(ARCHITECTURES)
-        raise ValueError(f"unknown architecture {name!r}; valid names: {valid}") from None
+__all__ = [
+    "ARCHITECTURES",
+    "Architecture",
+    "count_parameters",
+    "create_model",
+    "get_architecture",
+    "load_encoder_weights",
+]
 
 
 def create_model(config: ModelConfig) -> nn.Module:

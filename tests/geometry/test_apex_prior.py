@@ -64,27 +64,29 @@ def test_a_merged_boom_read_at_its_likely_apexes():
     """read_at_likely gives one plume per likely apex on the boom line (a stray peak off
     the line is ignored), and measure_cones with that prior keeps the boom right."""
     from spraycv.config.geometry import GeometryConfig
-    from spraycv.geometry.cone import _likely, _options
-    from spraycv.geometry.plumes import clean_mask, find_blobs
-    from spraycv.geometry.reading import read_at_likely
+    from spraycv.geometry.blobs import clean_mask, find_blobs
+    from spraycv.geometry.candidates import read_at_likely
+    from spraycv.geometry.context import ReadContext
 
     apexes = [(140, 40), (280, 40), (420, 40)]
     mask = _boom(apexes, 40.0, 260)
     near = [(x + 4.0, y - 6.0) for x, y in apexes] + [(280.0, 330.0)]  # and a stray peak
     cfg, hints = GeometryConfig(), MeasureHints(apex_prior=near)
     (blob,) = find_blobs(clean_mask(mask, 0, 3), 150, 0.02)
-    parts = read_at_likely(blob, _likely(hints, cfg), _options(cfg, hints))
-    assert parts is not None and len(parts) == 3
+    ctx = ReadContext.of(cfg, hints, mask.shape)
+    assert ctx.likely is not None
+    reading = read_at_likely(blob, ctx.likely, ctx.opts)
+    assert reading is not None and len(reading.plumes) == 3
     got = measure_cones(mask, hints)
     assert len(got) == 3
-    for plume, m, (x, y) in zip(parts, got, apexes, strict=True):
+    for plume, m, (x, y) in zip(reading.plumes, got, apexes, strict=True):
         for apex in (plume.apex, m.apex):
             assert np.hypot(apex[0] - x, apex[1] - y) < 4.0
         assert m.included_angle_deg == pytest.approx(80.0, abs=1.5)
 
 
 def test_collinear_drops_the_stray_peak():
-    from spraycv.geometry.reading import collinear
+    from spraycv.geometry.candidates import collinear
 
     pts = np.array([[0.0, 0.0], [100.0, 3.0], [200.0, -2.0], [150.0, 90.0], [300.0, 1.0]])
     np.testing.assert_array_equal(collinear(pts, 8.0), pts[[0, 1, 2, 4]])

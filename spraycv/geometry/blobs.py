@@ -1,4 +1,4 @@
-"""Plumes in a mask: components, back profiles, and splitting merged plumes.
+"""Blobs in a mask: components, their back profiles, notches, and where merged plumes split.
 
 A wedge seen from any direction within (90 deg - half-angle) of its axis has a V-shaped
 back profile (the nearest boundary point per lateral bin) whose minimum is the apex; plumes
@@ -13,6 +13,7 @@ from dataclasses import dataclass
 import cv2
 import numpy as np
 
+from spraycv.geometry.tuning import TUNING
 from spraycv.geometry.wedge import argmax_per_group, normal_left
 
 
@@ -88,9 +89,6 @@ def find_blobs(mask01: np.ndarray, min_area: float, min_frac: float) -> list[Blo
     return blobs
 
 
-PROFILE_BIN_PX = 1.5  # > 1: a diagonal contour step moves up to 1.41 px across the axis
-
-
 def back_profile(
     pts: np.ndarray, usable: np.ndarray, u: np.ndarray
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -106,7 +104,7 @@ def back_profile(
         idx = np.arange(len(pts))
     s = pts[idx] @ u
     t = pts[idx] @ n
-    bins = np.floor(t / PROFILE_BIN_PX).astype(np.int64)
+    bins = np.floor(t / TUNING.profile_bin_px).astype(np.int64)
     b0 = int(bins.min())
     nb = int(bins.max()) - b0 + 1
     sel = argmax_per_group(bins, -s)  # per lateral bin, the point nearest the back
@@ -118,10 +116,12 @@ def back_profile(
     if gaps.any():
         xs = np.arange(nb)
         prof[gaps] = np.interp(xs[gaps], xs[~gaps], prof[~gaps])
-    return (np.arange(nb) + b0 + 0.5) * PROFILE_BIN_PX, prof, which
+    return (np.arange(nb) + b0 + 0.5) * TUNING.profile_bin_px, prof, which
 
 
-def prominent_minima(prof: np.ndarray, min_depth: float, window: int = 4) -> list[int]:
+def prominent_minima(
+    prof: np.ndarray, min_depth: float, window: int = TUNING.minima_window
+) -> list[int]:
     """Indices of the minima of a 1-D profile whose valley is min_depth deep on both sides.
 
     Depth on one side: the highest value between the minimum and the nearest lower point on
