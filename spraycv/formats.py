@@ -181,3 +181,11 @@ def _flags_by_name(formats: tuple[ModelFormat, ...]) -> Mapping[str, Flag]:
 
 
 FORMAT_FLAGS: Mapping[str, Flag] = _flags_by_name(MODEL_FORMATS)
+
+
+def refiner_companion(weights: Path) -> Path:
+    """Where the refiner that goes with a model file lives: beside it, in the same format
+    (`default.safetensors` -> `default.refiner.safetensors`, `default.int8.onnx` ->
+    `default.int8.refiner.onnx`); the exporter writes it there, the loader looks there."""
+    weights = Path(weights)
+    return weights.with_name(f"{weights.stem}.refiner{weights.suffix}")

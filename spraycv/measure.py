@@ -106,8 +106,9 @@ def load_measurer(
     refine: bool = True,
 ) -> Measurer:
     """The pipeline of a model file: its predictor, and the refiner stored beside it
-    (spraycv.refine.stage.refiner_companion) unless `refine` is off or there is none."""
-    from spraycv.refine.stage import Refiner, refiner_companion
+    (spraycv.formats.refiner_companion) unless `refine` is off or there is none."""
+    from spraycv.formats import refiner_companion
+    from spraycv.refine.stage import Refiner
     from spraycv.runtime.predictor import load_predictor
 
     predictor = load_predictor(weights, threads=threads)

@@ -22,6 +22,7 @@ from spraycv.export.parity import (
     compare_predictors,
     rendered_images,
 )
+from spraycv.formats import refiner_companion
 
 
 class ParityError(ExportError):
@@ -41,6 +42,7 @@ class ExportResult:
     format: ModelFormat
     report: ParityReport | None
     notes: list[str] = field(default_factory=list)
+    refiner: ExportResult | None = None  # the model's refiner, exported beside it
 
 
 # the TensorRT FP32 engine runs TF32-free, but kernels sum in another order than PyTorch's CPU
@@ -76,12 +78,32 @@ def export_model(
     weights = Path(weights)
     fmt, values = _checked_request(weights, format, out, parity_images, flags)
     out = Path(out) if out else fmt.default_output(weights, values["half"], values["int8"])
-    job = _load_job(weights, out, values, (parity_images, image_size), opset, log)
+    parity = (parity_images, image_size)
+    result = _export_one(weights, fmt, values, out, parity, opset, log, keep_failed)
+    companion = refiner_companion(weights)
+    if companion.is_file():  # the model's refiner goes with it, in the same format
+        log(f"refiner: {companion} -> {refiner_companion(result.path)}")
+        refiner_out = refiner_companion(result.path)
+        result.refiner = _export_one(
+            companion, fmt, values, refiner_out, parity, opset, log, keep_failed
+        )
+    return result
+
+
+def _export_one(
+    weights: Path,
+    fmt: ModelFormat,
+    values: dict[str, Any],
+    out: Path,
+    parity: tuple[int, int],
+    opset: int,
+    log: Callable[[str], None],
+    keep_failed: bool,
+) -> ExportResult:
+    """Export one checkpoint to `out` and check its parity (see export_model)."""
+    job = _load_job(weights, out, values, parity, opset, log)
     exporter: Exporter = fmt.load_exporter()
     path, precision = exporter(job)
-    # TODO(refiner export): when refiner_companion(weights) exists (spraycv.refine.stage), also
-    # export it to refiner_companion(path) in this format and parity-check it; left to the
-    # refiner's owner, who wires it here.
     report = _parity(job, fmt, path, precision)
     log(report.summary())
     if not report.ok:

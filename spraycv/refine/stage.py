@@ -21,14 +21,6 @@ APEX_MOVE_FRAC = 0.25  # a refined apex further than this share of L from the co
 # not trusted (near-parallel sides make the intersection ill-conditioned): the coarse one stays
 
 
-def refiner_companion(weights: Path) -> Path:
-    """Where the refiner that goes with a model file lives: beside it, in the same format
-    (`default.safetensors` -> `default.refiner.safetensors`, `default.int8.onnx` ->
-    `default.int8.refiner.onnx`); the exporter writes it there, the loader looks there."""
-    weights = Path(weights)
-    return weights.with_name(f"{weights.stem}.refiner{weights.suffix}")
-
-
 def pose_of(m: ConeMeasurement) -> CropPose | None:
     """The crop pose of a measured plume, None when it has no angles to refine."""
     if not (m.ok and math.isfinite(m.length_px) and m.length_px > 4 and np.isfinite(m.apex).all()):

@@ -119,6 +119,6 @@ def test_measurements_without_angles_pass_through_unchanged() -> None:
 def test_the_refiner_of_a_model_file_sits_beside_it_in_its_format(weights, companion) -> None:
     from pathlib import Path
 
-    from spraycv.refine.stage import refiner_companion
+    from spraycv.formats import refiner_companion
 
     assert refiner_companion(Path(weights)) == Path(companion)
