@@ -64,12 +64,20 @@ def bench(
         None, min=1, help="CPU threads for PyTorch and ONNX Runtime (default: all cores)."
     ),
     as_json: bool = typer.Option(False, "--json", help="Print the figures as JSON instead."),
+    nozzles: int | None = typer.Option(
+        None, min=1, help="Only frames with this many spraying nozzles (e.g. 3)."
+    ),
+    refine: bool = typer.Option(
+        True, help="Time each model's refiner (stored beside it) as the refine stage."
+    ),
 ) -> None:
     """Latency per stage (decode, pre-process, inference, post-process, geometry) and frames
     per second of every backend available, measured side by side, with the ratio against
     PyTorch eager. Exported files next to the weights are found by their default names."""
     import torch
 
+    from spraycv.formats import refiner_companion
+    from spraycv.refine.stage import Refiner
     from spraycv.runtime.bench import encoded_frames, format_table, run_bench, to_json
     from spraycv.runtime.onnx_backend import cpu_cores
     from spraycv.runtime.predictor import backend_for
@@ -87,7 +95,7 @@ def bench(
         paths = [weights, *models, *_siblings(weights)]
         if export_missing:
             paths += _export_missing(weights, paths, Path(tmp), log)
-        predictors, taken = {}, set()
+        predictors, refiners, taken = {}, {}, set()
         for path in dict.fromkeys(paths):  # unique, in order
             try:
                 cls = backend_for(path).load()
@@ -96,11 +104,14 @@ def bench(
             except (ValueError, FileNotFoundError) as exc:
                 log(f"skipped {path}: {exc}")
                 continue
-            predictors[_label(predictor, path, taken)] = predictor
+            label = _label(predictor, path, taken)
+            predictors[label] = predictor
+            if refine and refiner_companion(path).is_file():
+                refiners[label] = Refiner(cls(refiner_companion(path), device, **extra))
         io = next(iter(predictors.values())).io
         h, w = (int(v) for v in size.lower().split("x")) if size else io.input_size
-        data = encoded_frames(frames, h, w)
-        timings = run_bench(predictors, data, warmup=warmup)
+        data = encoded_frames(frames, h, w, nozzles=nozzles)
+        timings = run_bench(predictors, data, warmup=warmup, refiners=refiners)
     torch.set_num_threads(torch_threads)
     context = {
         "frames": frames,
@@ -111,6 +122,8 @@ def bench(
         "threads": threads or cpu_cores(),
         "load_average_1min": os.getloadavg()[0],
         "models": {label: p.name for label, p in predictors.items()},
+        "nozzles_per_frame": nozzles,
+        "refined": sorted(refiners),
     }
     if as_json:
         typer.echo(json.dumps(to_json(timings, context), indent=2))

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -84,9 +85,8 @@ def export_model(
     if companion.is_file():  # the model's refiner goes with it, in the same format
         log(f"refiner: {companion} -> {refiner_companion(result.path)}")
         refiner_out = refiner_companion(result.path)
-        result.refiner = _export_one(
-            companion, fmt, values, refiner_out, parity, opset, log, keep_failed
-        )
+        refined = _export_one(companion, fmt, values, refiner_out, parity, opset, log, keep_failed)
+        result = dataclasses.replace(result, refiner=refined)
     return result
 
 

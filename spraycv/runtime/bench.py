@@ -17,7 +17,7 @@ from typing import Any
 import cv2
 import numpy as np
 
-STAGES = ("decode", "preprocess", "inference", "postprocess", "geometry")
+STAGES = ("decode", "preprocess", "inference", "postprocess", "geometry", "refine")
 E2E_STAGES = STAGES[1:]  # end to end, decode excluded (a camera hands over decoded frames)
 REFERENCE = "pytorch"
 
@@ -39,22 +39,28 @@ class BackendTiming:
         return 1000.0 / self.e2e_ms if self.e2e_ms > 0 else float("inf")
 
 
-def encoded_frames(n: int, height: int, width: int, seed0: int = 3_000_000) -> list[bytes]:
-    """n rendered frames of (height, width), JPEG-encoded so that decoding is measured too."""
+def encoded_frames(
+    n: int, height: int, width: int, seed0: int = 3_000_000, nozzles: int | None = None
+) -> list[bytes]:
+    """n rendered frames of (height, width), JPEG-encoded so that decoding is measured too;
+    with `nozzles`, only frames with that many spraying nozzles (seeds tried in order)."""
     from spraycv.data.synth import render_sample
 
-    frames = []
-    for i in range(n):
-        image = render_sample(seed0 + i, width, height=height).image
-        _, data = cv2.imencode(".jpg", image, [cv2.IMWRITE_JPEG_QUALITY, 90])
+    frames, seed = [], seed0
+    while len(frames) < n:
+        sample = render_sample(seed, width, height=height)
+        seed += 1
+        spraying = [nz for nz in sample.record["nozzles"] if nz.get("visible")]
+        if nozzles is not None and len(spraying) != nozzles:
+            continue
+        _, data = cv2.imencode(".jpg", sample.image, [cv2.IMWRITE_JPEG_QUALITY, 90])
         frames.append(data.tobytes())
     return frames
 
 
-def _one_frame(predictor: Any, data: bytes) -> dict[str, float]:
-    """Seconds per stage for one frame through one predictor (batch 1)."""
-    from spraycv.geometry import measure_cones
-    from spraycv.measure import with_apex_prior
+def _one_frame(predictor: Any, data: bytes, refiner: Any = None) -> dict[str, float]:
+    """Seconds per stage for one frame through one predictor (batch 1) and its refiner."""
+    from spraycv.measure import Measurer
     from spraycv.runtime.processing import apex_points, postprocess, preprocess
 
     times: dict[str, float] = {}
@@ -68,24 +74,34 @@ def _one_frame(predictor: Any, data: bytes) -> dict[str, float]:
     mask = postprocess(logits, [image.shape[:2]], predictor.io)[0]
     apexes = apex_points(logits, [image.shape[:2]], predictor.io)[0]
     times["postprocess"], tic = time.perf_counter() - tic, time.perf_counter()
-    measure_cones(mask, hints=with_apex_prior(None, apexes if predictor.has_apex_head else None))
-    times["geometry"] = time.perf_counter() - tic
+    prior = apexes if predictor.has_apex_head else None
+    measurements = Measurer(predictor).read_mask(mask, prior).measurements
+    times["geometry"], tic = time.perf_counter() - tic, time.perf_counter()
+    if refiner is not None:
+        refiner.refine(image, measurements)
+    times["refine"] = time.perf_counter() - tic
     return times
 
 
 def run_bench(
-    predictors: Mapping[str, Any], frames: Sequence[bytes], warmup: int = 3, rounds: int = 5
+    predictors: Mapping[str, Any],
+    frames: Sequence[bytes],
+    warmup: int = 3,
+    rounds: int = 5,
+    refiners: Mapping[str, Any] | None = None,
 ) -> list[BackendTiming]:
-    """Time every predictor on every frame, in rounds of per-backend blocks; medians in ms."""
+    """Time every predictor (with its refiner, by label, where there is one) on every frame,
+    in rounds of per-backend blocks; medians in ms."""
+    refiners = refiners or {}
     timings = {label: BackendTiming(label, samples={s: [] for s in STAGES}) for label in predictors}
     rounds = max(1, min(rounds, len(frames)))
     for r in range(rounds):
         block = frames[r::rounds]
         for label, predictor in predictors.items():
             for data in block[: max(warmup, 0)] if r == 0 else block[:1]:  # untimed warm-up
-                _one_frame(predictor, data)
+                _one_frame(predictor, data, refiners.get(label))
             for data in block:
-                for stage, seconds in _one_frame(predictor, data).items():
+                for stage, seconds in _one_frame(predictor, data, refiners.get(label)).items():
                     timings[label].samples[stage].append(1000.0 * seconds)
     for timing in timings.values():
         timing.stages = {s: float(np.median(v)) for s, v in timing.samples.items()}
@@ -138,5 +154,5 @@ def format_table(timings: Sequence[BackendTiming]) -> str:
         )
     widths = [max(len(row[i]) for row in rows) for i in range(len(head))]
     lines = ["  ".join(c.rjust(w) for c, w in zip(row, widths, strict=True)) for row in rows]
-    note = "ms, medians; e2e = preprocess + inference + postprocess + geometry (decode excluded)"
+    note = "ms, medians; e2e = every stage but decode (a camera hands over decoded frames)"
     return "\n".join([*lines, note])
