@@ -10,35 +10,57 @@ import typer
 from spraycv.cli.errors import ExitCode, bad_request, exits, one_line
 from spraycv.cli.models import load_model
 from spraycv.config.loader import ConfigError
+from spraycv.io.images import ImageReadError
+from spraycv.label.lines import LineTruthError
 
 
-@exits((FileNotFoundError, ExitCode.BAD_REQUEST))  # --data is not a rendered dataset
+@exits(  # --data holds no truth, a bad lines.json, or a photo it names cannot be read
+    (FileNotFoundError, ExitCode.BAD_REQUEST),
+    (LineTruthError, ExitCode.BAD_REQUEST),
+    (ImageReadError, ExitCode.BAD_REQUEST),
+)
 def evaluate(
     weights: str = typer.Option(..., help="A .safetensors checkpoint, or 'classical'."),
-    data: Path = typer.Option(..., help="Rendered held-out dataset folder (labels.jsonl)."),
+    data: Path = typer.Option(
+        ...,
+        help="A rendered dataset (labels.jsonl) or photos labelled by `spraycv label lines` "
+        "(lines.json).",
+    ),
     out: Path = typer.Option(Path("outputs/eval"), help="Where to write metrics and plots."),
     limit: int | None = typer.Option(None, help="Evaluate only the first N images."),
     refiner: Path | None = typer.Option(
         None, help="A near-orifice refiner (.safetensors or .onnx) to re-read each plume."
     ),
+    truth: str = typer.Option(
+        "auto",
+        help="Which truth to read: auto (labels.jsonl if there, else lines.json), rendered, "
+        "or lines.",
+    ),
 ) -> None:
     """Evaluate a model end to end (image -> mask -> cone angles) against ground truth.
 
     Writes metrics.json, frames.jsonl, angle_error_hist.png and worst_cases.png.
+
+    On line truth (lines.json): angles, missed and extra plumes; mask metrics are null.
     """
-    from spraycv.evaluation.heldout import evaluate_dataset
-    from spraycv.evaluation.plots import plot_angle_histogram, worst_cases
+    from spraycv.evaluation.plots import plot_angle_histogram
+    from spraycv.evaluation.truth import TRUTH_CHOICES, truth_kind
     from spraycv.measure import Measurer
 
+    if truth not in TRUTH_CHOICES:
+        raise typer.BadParameter(f"one of {', '.join(TRUTH_CHOICES)}", param_hint="--truth")
     segmenter = Measurer(_segmenter(weights), refiner=_refiner(refiner))
-    report = evaluate_dataset(segmenter, data, limit=limit)
+    kind = truth_kind(data, truth)
+    report = kind.evaluate(segmenter, data, limit=limit)
     report.write(out)
     plot_angle_histogram(report, out / "angle_error_hist.png", title=str(weights))
-    worst_cases(report, data, segmenter, out / "worst_cases.png")
+    kind.worst_cases(report, data, segmenter, out / "worst_cases.png")
     typer.echo(json.dumps(report.summary(), indent=2))
     styles = report.by_style()
     if len(styles) > 1:  # a mixed set: each renderer style separately
         typer.echo(json.dumps(styles, indent=2))
+    if kind.note:
+        typer.echo(kind.note)
     typer.echo(f"written to {out}")
 
 

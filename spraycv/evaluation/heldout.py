@@ -23,12 +23,13 @@ Segmenter = Callable[[np.ndarray], np.ndarray]
 
 @dataclass
 class FrameResult:
-    """One image: mask metrics, nozzle matching and per-nozzle angle errors (deg)."""
+    """One image: mask metrics (None: absent, as with line truth, which has no mask), nozzle
+    matching and per-nozzle angle errors (deg)."""
 
     id: str
-    iou: float
-    dice: float
-    boundary_f1: float
+    iou: float | None
+    dice: float | None
+    boundary_f1: float | None
     seconds: float
     n_truth: int
     missed: int
@@ -47,11 +48,11 @@ class EvalReport:
         arr = np.asarray(e, dtype=float)
         return arr[np.isfinite(arr)]
 
-    def summary(self) -> dict[str, float]:
+    def summary(self) -> dict[str, float | None]:
         """The figures of the leaderboard and model card."""
         return summarise(self.frames)
 
-    def by_style(self) -> dict[str, dict[str, float]]:
+    def by_style(self) -> dict[str, dict[str, float | None]]:
         """The same figures for each renderer style of the set, reported separately."""
         styles = sorted({f.style for f in self.frames})
         return {s: summarise([f for f in self.frames if f.style == s]) for s in styles}
@@ -73,19 +74,27 @@ def _percentiles(errors: np.ndarray) -> tuple[float, float]:
     return float(np.percentile(errors, 50)), float(np.percentile(errors, 95))
 
 
-def summarise(frames: list[FrameResult]) -> dict[str, float]:
-    """Mask and angle figures of a list of frames (NaN where they have nothing to say)."""
+def _mean_present(frames: list[FrameResult], key: str) -> float | None:
+    """The mean of a mask metric: NaN without frames, None (absent) when no frame has it."""
+    if not frames:
+        return float("nan")
+    values = [v for f in frames if (v := getattr(f, key)) is not None]
+    return float(np.mean(values)) if values else None
+
+
+def summarise(frames: list[FrameResult]) -> dict[str, float | None]:
+    """Mask and angle figures of a list of frames (NaN where they have nothing to say; the
+    mask figures None where the truth has no mask)."""
     nan = float("nan")
     inc = EvalReport(frames).angle_errors()
     median, p95 = _percentiles(inc)
     n = max(len(frames), 1)
-    mean = (lambda key: float(np.mean([getattr(f, key) for f in frames]))) if frames else None
     return {
         "frames": float(len(frames)),
         "nozzles": float(sum(f.n_truth for f in frames)),
-        "iou": mean("iou") if mean else nan,
-        "dice": mean("dice") if mean else nan,
-        "boundary_f1": mean("boundary_f1") if mean else nan,
+        "iou": _mean_present(frames, "iou"),
+        "dice": _mean_present(frames, "dice"),
+        "boundary_f1": _mean_present(frames, "boundary_f1"),
         "angle_mae_deg": float(inc.mean()) if inc.size else nan,
         "angle_median_deg": median,
         "angle_p95_deg": p95,

@@ -8,8 +8,10 @@ from pathlib import Path
 import cv2
 import numpy as np
 
-from spraycv.evaluation.heldout import EvalReport, evaluate_frame, read_records
+from spraycv.evaluation.heldout import EvalReport, FrameResult, evaluate_frame, read_records
+from spraycv.evaluation.line_truth import evaluate_labelled_image, labelled_images
 from spraycv.io.images import read_image, to_binary_mask
+from spraycv.label.session import draw_nozzle
 from spraycv.viz.overlay import draw_overlay
 
 
@@ -42,6 +44,44 @@ def plot_angle_histogram(report: EvalReport, path: Path, title: str = "") -> Pat
     return path
 
 
+def _badness(frame: FrameResult) -> float:
+    """How bad a frame went: its worst angle error (deg), plus 100 per missed or extra plume."""
+    worst = max((abs(n["included_error_deg"]) for n in frame.nozzles), default=0.0)
+    return worst + 100.0 * (frame.missed + frame.extra)
+
+
+def _worst(report: EvalReport, k: int) -> list[FrameResult]:
+    return sorted(report.frames, key=_badness, reverse=True)[:k]
+
+
+def _tile(picture: np.ndarray, frame: FrameResult, tile: int) -> np.ndarray:
+    """The picture fitted into a (tile, tile, 3) square (aspect kept), titled."""
+    scale = tile / max(picture.shape[:2])
+    size = (max(1, round(picture.shape[1] * scale)), max(1, round(picture.shape[0] * scale)))
+    square = np.zeros((tile, tile, 3), np.uint8)
+    square[: size[1], : size[0]] = cv2.resize(picture, size, interpolation=cv2.INTER_AREA)
+    cv2.putText(
+        square,
+        f"{frame.id} err {_badness(frame):.1f}",
+        (4, 16),
+        cv2.FONT_HERSHEY_SIMPLEX,
+        0.45,
+        (255, 255, 255),
+        1,
+        cv2.LINE_AA,
+    )
+    return square
+
+
+def _write_grid(tiles: list[np.ndarray], path: Path, tile: int) -> Path:
+    """Tiles three to a row as one picture."""
+    while len(tiles) % 3:
+        tiles.append(np.zeros((tile, tile, 3), np.uint8))
+    rows = [np.hstack(tiles[i : i + 3]) for i in range(0, len(tiles), 3)]
+    cv2.imwrite(str(path), np.vstack(rows) if rows else np.zeros((tile, tile, 3), np.uint8))
+    return path
+
+
 def worst_cases(
     report: EvalReport,
     dataset_dir: Path,
@@ -51,14 +91,9 @@ def worst_cases(
     tile: int = 320,
 ) -> Path:
     """A grid of the k frames with the largest angle error or a missed nozzle, with overlays."""
-
-    def badness(f) -> float:
-        worst = max((abs(n["included_error_deg"]) for n in f.nozzles), default=0.0)
-        return worst + 100.0 * (f.missed + f.extra)
-
     records = {str(r["id"]): r for r in read_records(dataset_dir)}
     tiles = []
-    for frame in sorted(report.frames, key=badness, reverse=True)[:k]:
+    for frame in _worst(report, k):
         record = records[frame.id]
         image = read_image(dataset_dir / record["image"])
         truth = to_binary_mask(read_image(dataset_dir / record["mask"]))
@@ -66,23 +101,30 @@ def worst_cases(
         picture = draw_overlay(image, pred, measurements)
         contours, _ = cv2.findContours(truth, cv2.RETR_EXTERNAL, cv2.CHAIN_APPROX_SIMPLE)
         cv2.drawContours(picture, contours, -1, (0, 255, 0), 1)  # truth outline in green
-        picture = cv2.resize(picture, (tile, tile), interpolation=cv2.INTER_AREA)
-        cv2.putText(
-            picture,
-            f"{frame.id} err {badness(frame):.1f}",
-            (4, 16),
-            cv2.FONT_HERSHEY_SIMPLEX,
-            0.45,
-            (255, 255, 255),
-            1,
-            cv2.LINE_AA,
-        )
-        tiles.append(picture)
-    while len(tiles) % 3:
-        tiles.append(np.zeros((tile, tile, 3), np.uint8))
-    rows = [np.hstack(tiles[i : i + 3]) for i in range(0, len(tiles), 3)]
-    cv2.imwrite(str(path), np.vstack(rows) if rows else np.zeros((tile, tile, 3), np.uint8))
-    return path
+        tiles.append(_tile(picture, frame, tile))
+    return _write_grid(tiles, path, tile)
+
+
+def worst_cases_lines(
+    report: EvalReport,
+    folder: Path,
+    segmenter: Callable[[np.ndarray], np.ndarray],
+    path: Path,
+    k: int = 6,
+    tile: int = 320,
+) -> Path:
+    """The same grid for labelled photos (lines.json): the measured overlay, and the
+    labelled boundary lines in green."""
+    labels = dict(labelled_images(folder))
+    tiles = []
+    for frame in _worst(report, k):
+        image = read_image(folder / frame.id)
+        _, reading = evaluate_labelled_image(frame.id, image, labels[frame.id], segmenter)
+        picture = draw_overlay(image, reading.mask, reading.measurements)
+        for i, nozzle in enumerate(labels[frame.id]):
+            draw_nozzle(picture, nozzle, (0, 255, 0), f"truth {i + 1}")
+        tiles.append(_tile(picture, frame, tile))
+    return _write_grid(tiles, path, tile)
 
 
 def plot_accuracy_latency(rows: Sequence[dict], path: Path) -> Path:

@@ -1,4 +1,5 @@
-"""Helpers for labelling a user's own photos: model proposals to correct in LabelMe."""
+"""Helpers for labelling a user's own photos: model proposals to correct in LabelMe, and
+line truth (spraycv.label.lines: two boundary lines per nozzle) to validate on."""
 
 from __future__ import annotations
 

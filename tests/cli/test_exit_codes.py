@@ -40,12 +40,20 @@ CASES: list[tuple[list[str], ExitCode, str]] = [
     (["dashboard", "--port", "abc"], BAD, "Invalid value for '--port'"),
     (["data", "check", "{tmp}/nothing"], FAILED, "{tmp}/nothing: no such file or folder"),
     (["eval", "--weights", "{tmp}/no.safetensors", "--data", "{tmp}"], BAD, "not found"),
+    (
+        ["eval", "--weights", "classical", "--data", "{tmp}"],
+        BAD,
+        "{tmp}: truth not found: no labels.jsonl (a rendered dataset) and no lines.json",
+    ),
+    (["eval", "--weights", "classical", "--data", "{tmp}", "--truth", "x"], BAD, "--truth"),
     (["compare", "{tmp}/no.yaml", "--test-data", "{tmp}"], BAD, "config file not found"),
     (["synth", "--out", "{tmp}/s", "--n", "1", "no_such_key=1"], BAD, "no_such_key"),
     (["train", "--config", "{tmp}/no.yaml"], BAD, "config file not found"),
     (["finetune", "--epochs", "1", "--steps", "1"], BAD, "give --epochs or --steps, not both"),
     (["apex-head", "--epochs", "0"], BAD, "epochs: Input should be greater than or equal to 1"),
     (["label", "propose", "{tmp}"], BAD, "no images in {tmp}"),
+    (["label", "lines", "{tmp}"], BAD, "no images in {tmp}"),
+    (["label", "lines-from-render", "{tmp}"], BAD, "{tmp}: labels.jsonl not found"),
     (["refiner", "train", "--config", "{tmp}/no.yaml"], BAD, "config file not found"),
 ]
 
