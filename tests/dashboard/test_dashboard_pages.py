@@ -20,7 +20,7 @@ from spraycv.dashboard.client import DaemonClient
 from spraycv.measure import measure_image
 from spraycv.runtime.predictor import Predictor
 from spraycv.stream.api import ApiServer
-from spraycv.stream.records import Event
+from spraycv.stream.records import Event, EventKind
 from spraycv.stream.serve import free_port
 
 TIMEOUT = 60  # the first run loads the model
@@ -300,7 +300,8 @@ def test_history_shows_no_url_password_even_from_the_database(
 ) -> None:
     # an event that holds a camera URL with its password, as a row of an older spraycv
     message = f"stream up: rtsp://admin:{PASSWORD}@10.0.0.9/stream1"
-    dashboard_env.daemon.writer.put(Event(time.time(), "cam0", "source_connected", message=message))
+    event = Event(time.time(), "cam0", EventKind.SOURCE_CONNECTED, message=message)
+    dashboard_env.daemon.writer.put(event)
     wait_for(lambda: "admin:***@10.0.0.9" in str(dashboard_env.store.events()), 10, "the row")
     at = run(page("2_History"))
     if origin == "SQLite file":
