@@ -6,14 +6,13 @@ import json
 import signal
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pytest
 from daemon_process import api, metric, start_daemon, stop_daemon
-from stream_helpers import SAMPLE_VIDEO, wait_for
+from ffmpeg_camera import FfmpegMjpegServer
+from stream_helpers import SAMPLE_VIDEO, wait_for, wait_settled
 
-from spraycv.stream.serve import FfmpegMjpegServer, free_port
 from spraycv.stream.store import StoreReader
 
 
@@ -25,8 +24,8 @@ def test_reconnects_through_stream_server_restarts_and_loses_nothing(tmp_path: P
         for restart in range(1, 4):
             server.kill()  # the camera loses power mid-stream
             wait_for(lambda: api(port, "/sources")[0]["state"] != "connected", 20, "the drop")
-            time.sleep(0.5)
-            before = metric(port, "frames_inferred_total")
+            # the frames in flight at the drop are measured: count from there
+            before = wait_settled(lambda: metric(port, "frames_inferred_total"), 20, "a pause")
             server.start()
             wait_for(lambda r=restart: metric(port, "reconnects_total") >= r, 30, "a reconnect")
             wait_for(lambda b=before: metric(port, "frames_inferred_total") > b + 3, 30, "frames")
@@ -88,10 +87,12 @@ def test_start_errors_exit_2_with_a_clear_message(tmp_path: Path) -> None:
     assert not (tmp_path / "outputs").exists()
 
 
-def test_every_stderr_line_is_json_with_a_broken_second_source(tmp_path: Path) -> None:
+def test_every_stderr_line_is_json_with_a_broken_second_source(
+    tmp_path: Path, refused_port: int
+) -> None:
     broken = tmp_path / "broken.mp4"
     broken.write_bytes(SAMPLE_VIDEO.read_bytes()[:20_000])  # cut short: FFmpeg finds no index
-    locked = f"rtsp://admin:hunter2@127.0.0.1:{free_port()}/stream1"  # refused, with a password
+    locked = f"rtsp://admin:hunter2@127.0.0.1:{refused_port}/stream1"  # with a password
     process, port, log = start_daemon(
         tmp_path, str(SAMPLE_VIDEO),
         more_sources=[{"name": "broken", "url": str(broken)}, {"name": "locked", "url": locked}],
