@@ -7,6 +7,7 @@ import subprocess
 import sys
 import time
 import urllib.request
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
@@ -79,3 +80,15 @@ def stop_daemon(process: subprocess.Popen, sig: int) -> tuple[dict, float]:
     elapsed = time.monotonic() - started
     assert process.returncode == 0, out
     return json.loads(out.strip().splitlines()[-1])["stopped"], elapsed
+
+
+def stop_seconds(log: Path) -> float:
+    """The daemon's own stop, from its log: signal received -> everything committed ("daemon
+    stopped"). The process exit after it adds the interpreter's teardown (unloading the
+    model's libraries), seconds that depend on the machine and its load, not on the daemon."""
+    times = {}
+    for line in log.read_text().splitlines():
+        record = json.loads(line) if line.startswith("{") else {}
+        if record.get("msg") in ("signal received", "daemon stopped"):
+            times[record["msg"]] = datetime.fromisoformat(record["time"].rstrip("Z"))
+    return (times["daemon stopped"] - times["signal received"]).total_seconds()
