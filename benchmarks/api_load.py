@@ -39,8 +39,11 @@ from spraycv.stream.loadgen import (
     still_open,
     thread_count,
 )
-from spraycv.stream.serve import free_port
 from spraycv.stream.store import StoreReader
+
+# The ffmpeg test camera (and its free-port helper) live with the tests.
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
+from ffmpeg_camera import free_port
 
 
 def inferred(port: int) -> float:

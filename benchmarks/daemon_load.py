@@ -27,8 +27,11 @@ from pathlib import Path
 import yaml
 
 from spraycv.paths import SAMPLES_DIR, default_weights
-from spraycv.stream.serve import FfmpegMjpegServer, free_port
 from spraycv.stream.store import StoreReader
+
+# The ffmpeg test camera (and its free-port helper) live with the tests.
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
+from ffmpeg_camera import FfmpegMjpegServer, free_port
 
 
 def api(port: int, path: str) -> object:

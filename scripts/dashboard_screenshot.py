@@ -18,7 +18,6 @@ from pathlib import Path
 
 from spraycv.dashboard.launch import CHROMIUM, CHROMIUM_ARGS, start_dashboard, stop, wait_until_up
 from spraycv.paths import REPO_ROOT
-from spraycv.stream.serve import free_port
 
 WIDTH = 1400
 
@@ -37,19 +36,18 @@ def main() -> int:
         print(f"{CHROMIUM} not found: apt-get install chromium", file=sys.stderr)
         return 2
 
-    port = free_port()
     work = Path(tempfile.mkdtemp(prefix="spraycv-screenshot-"))
     # embedded mode whatever the caller's environment, on a fresh database: the trend then
     # shows this run only, not the pauses between earlier runs
     env = {"SPRAYCV_DAEMON_URL": "", "SPRAYCV_DASHBOARD_DIR": str(work)}
     log = work / "streamlit.log"
-    process = start_dashboard(port, env={**os.environ, **env}, log=log)
+    process = start_dashboard(log, env={**os.environ, **env})  # port 0: any free one
     try:
-        wait_until_up(process, port)
+        url = wait_until_up(process, log)
         with sync_playwright() as p:
             browser = p.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
             page = browser.new_page(viewport={"width": WIDTH, "height": 1000})
-            page.goto(f"http://127.0.0.1:{port}/", wait_until="domcontentloaded")
+            page.goto(f"{url}/", wait_until="domcontentloaded")
             # the model loads and the embedded daemon starts on the first visit
             page.wait_for_selector('[data-testid="stMetricValue"]', timeout=120_000)
             page.wait_for_selector('[data-testid="stImage"] img', timeout=30_000)

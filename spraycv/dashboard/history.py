@@ -10,6 +10,7 @@ from typing import Any, Protocol
 import pandas as pd
 
 from spraycv.dashboard.live import local_times, segments
+from spraycv.stream.records import EventKind
 
 # The API's largest page (spraycv/stream/api.py); the page warns when a query fills it.
 MAX_ROWS = 100_000
@@ -86,7 +87,7 @@ class History:
             "measurements": len(m),
             "frames with spray": frames,
             "events": len(e),
-            "alarms raised": int((e["kind"] == "alarm_raised").sum()) if len(e) else 0,
+            "alarms raised": int((e["kind"] == EventKind.ALARM_RAISED).sum()) if len(e) else 0,
         }
 
 

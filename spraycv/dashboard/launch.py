@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import math
 import os
+import re
 import subprocess
 import sys
 import time
@@ -43,35 +44,53 @@ def dashboard_command(port: int, env: Mapping[str, str] | None = None) -> list[s
 
 
 def start_dashboard(
-    port: int, env: Mapping[str, str] | None = None, log: Path | None = None
+    log: Path, env: Mapping[str, str] | None = None, port: int = 0
 ) -> subprocess.Popen:
-    """Start `streamlit run app/Home.py` on 127.0.0.1:port; see wait_until_up."""
-    out = log.open("w") if log is not None else subprocess.DEVNULL
+    """Start `streamlit run app/Home.py` on 127.0.0.1:port, its output to `log`.
+
+    port 0: a port the system picks when Streamlit binds it (no other process can take it
+    in between); wait_until_up reads it from the log.
+    """
     full_env = {**os.environ, **(env or {})}
     return subprocess.Popen(
         dashboard_command(port, full_env),
         cwd=REPO_ROOT,
         env=full_env,
-        stdout=out,
+        stdout=log.open("w"),
         stderr=subprocess.STDOUT,
     )
 
 
-def wait_until_up(process: subprocess.Popen, port: int, timeout: float = 60.0) -> None:
-    """Poll Streamlit's health endpoint; RuntimeError if the process exits or time runs out."""
+# What Streamlit prints once it listens on the --server.address given (the bound port).
+_LISTENING = re.compile(r"URL: (http://127\.0\.0\.1:\d+)")
+
+
+def logged_url(log: Path) -> str | None:
+    """The dashboard's address once Streamlit has printed it, else None."""
+    match = _LISTENING.search(log.read_text(errors="replace")) if log.is_file() else None
+    return match[1] if match else None
+
+
+def _healthy(url: str) -> bool:
+    try:
+        with urllib.request.urlopen(f"{url}/_stcore/health", timeout=2) as response:
+            return response.status == 200
+    except (urllib.error.URLError, OSError):
+        return False
+
+
+def wait_until_up(process: subprocess.Popen, log: Path, timeout: float = 60.0) -> str:
+    """The dashboard's URL once its health endpoint answers; RuntimeError if the process
+    exits or time runs out."""
     deadline = time.monotonic() + timeout
-    url = f"http://127.0.0.1:{port}/_stcore/health"
     while time.monotonic() < deadline:
         if process.poll() is not None:
-            raise RuntimeError(f"the dashboard exited with code {process.returncode}")
-        try:
-            with urllib.request.urlopen(url, timeout=2) as response:
-                if response.status == 200:
-                    return
-        except (urllib.error.URLError, OSError):
-            pass
+            raise RuntimeError(f"the dashboard exited with code {process.returncode}: see {log}")
+        url = logged_url(log)
+        if url is not None and _healthy(url):
+            return url
         time.sleep(0.25)
-    raise RuntimeError(f"the dashboard did not answer on port {port} within {timeout:g} s")
+    raise RuntimeError(f"the dashboard did not answer within {timeout:g} s: see {log}")
 
 
 def stop(process: subprocess.Popen, timeout: float = 15.0) -> None:

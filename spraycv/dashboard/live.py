@@ -13,6 +13,7 @@ import pandas as pd
 
 from spraycv.config.daemon import SpecRule
 from spraycv.dashboard.specs import SpecTable
+from spraycv.stream.records import EventKind, SpecStatus
 
 
 @dataclass(frozen=True)
@@ -23,17 +24,18 @@ class StatusStyle:
 
 
 # The operator's colour code: green ok, amber out of spec, red alarm, grey otherwise.
-STATUS_STYLES: dict[str, StatusStyle] = {
-    "ok": StatusStyle("OK", "#1e8e3e"),
-    "out_of_spec": StatusStyle("OUT OF SPEC", "#f29900", "#202124"),
-    "alarm": StatusStyle("ALARM", "#d93025"),
-    "no_spec": StatusStyle("NO SPEC", "#80868b"),
-    "not_measured": StatusStyle("NOT MEASURED", "#80868b"),
+STATUS_STYLES: dict[SpecStatus, StatusStyle] = {
+    SpecStatus.OK: StatusStyle("OK", "#1e8e3e"),
+    SpecStatus.OUT_OF_SPEC: StatusStyle("OUT OF SPEC", "#f29900", "#202124"),
+    SpecStatus.ALARM: StatusStyle("ALARM", "#d93025"),
+    SpecStatus.NO_SPEC: StatusStyle("NO SPEC", "#80868b"),
+    SpecStatus.NOT_MEASURED: StatusStyle("NOT MEASURED", "#80868b"),
 }
 UNKNOWN_STATUS = StatusStyle("UNKNOWN", "#80868b")
 
 
 def status_style(status: str) -> StatusStyle:
+    """The style of a stored status (a str enum: the stored string finds its member)."""
     return STATUS_STYLES.get(status, UNKNOWN_STATUS)
 
 
@@ -167,12 +169,12 @@ def open_alarms(events: Iterable[dict[str, Any]]) -> list[OpenAlarm]:
     active: dict[tuple[str, int | None], OpenAlarm] = {}
     for e in events:
         key = (e["source"], e.get("nozzle_id"))
-        if e["kind"] == "alarm_raised":
+        if e["kind"] == EventKind.ALARM_RAISED:
             active[key] = OpenAlarm(
                 e["source"], e.get("nozzle_id"), float(e["time"]), e.get("angle_deg"),
                 e.get("message") or "", e.get("snapshot"),
             )  # fmt: skip
-        elif e["kind"] == "alarm_cleared":
+        elif e["kind"] == EventKind.ALARM_CLEARED:
             active.pop(key, None)
     return sorted(active.values(), key=lambda a: a.since)
 

@@ -6,8 +6,10 @@ vectors (ux, uy), left is the side of n_left = (-uy, ux), tilt = atan2(ux, uy) i
 
 from __future__ import annotations
 
+import dataclasses
+import functools
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from enum import Enum
 from typing import Any
@@ -15,6 +17,8 @@ from typing import Any
 import numpy as np
 
 Point = tuple[float, float]
+PxRange = tuple[float, float]  # (start, end) distances along the axis from the apex, px
+JsonValue = float | int | str | None
 NAN = float("nan")
 
 
@@ -110,10 +114,25 @@ class MeasureHints:
                 raise ValueError(f"hints.{name} must be a positive number; got {value!r}")
 
 
-def _num(value: float) -> float | None:
-    """JSON-able float: NaN/inf become None."""
+def finite_or_none(value: float | None) -> float | None:
+    """A JSON-able float: None, NaN and inf become None (JSON has no NaN)."""
+    if value is None:
+        return None
     value = float(value)
     return value if math.isfinite(value) else None
+
+
+@dataclass(frozen=True)
+class Column:
+    """One flat column as written out: to_dict, CSV files, the daemon's records and SQLite.
+
+    kind: the type of its values, float, int or str (a float is None where not measured).
+    read: the value from the object the column belongs to.
+    """
+
+    name: str
+    kind: type
+    read: Callable[[Any], JsonValue] = field(compare=False, repr=False)
 
 
 @dataclass(frozen=True)
@@ -123,6 +142,10 @@ class ConeMeasurement:
     width_profile: (M, 2) float array of (s_px, width_px), s the distance along the axis from
     the apex and width the plume's extent across the axis there.
     band: (start_px, end_px), the nominal band where the boundaries were fitted.
+
+    The fields, in this order, are the columns written out (to_dict, CSV, the daemon's
+    records and SQLite; see exported_columns): a new field is written everywhere, and the
+    daemon's database needs one migration adding its column (spraycv/stream/store.py).
     """
 
     index: int
@@ -130,26 +153,26 @@ class ConeMeasurement:
     axis: Point = (NAN, NAN)
     axis_source: str = "none"  # "hint" | "boom" | "bisector" | "none"
     tilt_deg: float = NAN
-    left_line: Line = field(default_factory=Line.nan)
-    right_line: Line = field(default_factory=Line.nan)
     half_angle_left_deg: float = NAN
     half_angle_right_deg: float = NAN
     included_angle_deg: float = NAN
+    symmetry_index: float = NAN
     length_px: float = NAN
     area_px: float = 0.0
-    band: tuple[float, float] = (NAN, NAN)
-    width_profile: np.ndarray = field(default_factory=lambda: np.zeros((0, 2)))
-    symmetry_index: float = NAN
+    band: PxRange = (NAN, NAN)
+    left_line: Line = field(default_factory=Line.nan)
+    right_line: Line = field(default_factory=Line.nan)
     fit_rms_left_px: float = NAN
     fit_rms_right_px: float = NAN
     n_edge_points_left: int = 0
     n_edge_points_right: int = 0
-    flags: tuple[QualityFlag, ...] = ()
     length_mm: float = NAN
     area_mm2: float = NAN
     coverage_width_mm: float = NAN
     overlap_mm: float = NAN
     overlap_next_mm: float = NAN
+    flags: tuple[QualityFlag, ...] = ()
+    width_profile: np.ndarray = field(default_factory=lambda: np.zeros((0, 2)))
 
     def has(self, flag: QualityFlag | str) -> bool:
         """Whether the measurement carries this flag."""
@@ -160,40 +183,73 @@ class ConeMeasurement:
         """True when angles were measured (finite included angle)."""
         return math.isfinite(self.included_angle_deg)
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> dict[str, JsonValue]:
         """Flat JSON-able dict (NaN -> None; flags as a ';'-joined string; no width profile)."""
-        out: dict[str, Any] = {
-            "index": self.index,
-            "apex_x": _num(self.apex[0]),
-            "apex_y": _num(self.apex[1]),
-            "axis_x": _num(self.axis[0]),
-            "axis_y": _num(self.axis[1]),
-            "axis_source": self.axis_source,
-            "tilt_deg": _num(self.tilt_deg),
-            "half_angle_left_deg": _num(self.half_angle_left_deg),
-            "half_angle_right_deg": _num(self.half_angle_right_deg),
-            "included_angle_deg": _num(self.included_angle_deg),
-            "symmetry_index": _num(self.symmetry_index),
-            "length_px": _num(self.length_px),
-            "area_px": _num(self.area_px),
-            "band_start_px": _num(self.band[0]),
-            "band_end_px": _num(self.band[1]),
-        }
-        for side, line in (("left", self.left_line), ("right", self.right_line)):
-            out[f"{side}_line_x"] = _num(line.point[0])
-            out[f"{side}_line_y"] = _num(line.point[1])
-            out[f"{side}_line_dx"] = _num(line.direction[0])
-            out[f"{side}_line_dy"] = _num(line.direction[1])
-        out.update(
-            fit_rms_left_px=_num(self.fit_rms_left_px),
-            fit_rms_right_px=_num(self.fit_rms_right_px),
-            n_edge_points_left=self.n_edge_points_left,
-            n_edge_points_right=self.n_edge_points_right,
-            length_mm=_num(self.length_mm),
-            area_mm2=_num(self.area_mm2),
-            coverage_width_mm=_num(self.coverage_width_mm),
-            overlap_mm=_num(self.overlap_mm),
-            overlap_next_mm=_num(self.overlap_next_mm),
-            flags=";".join(f.value for f in self.flags),
-        )
-        return out
+        return {c.name: c.read(self) for c in exported_columns(type(self))}
+
+
+def _number(name: str) -> tuple[Column, ...]:
+    return (Column(name, float, lambda m: finite_or_none(getattr(m, name))),)
+
+
+def _integer(name: str) -> tuple[Column, ...]:
+    return (Column(name, int, lambda m: int(getattr(m, name))),)
+
+
+def _text(name: str) -> tuple[Column, ...]:
+    return (Column(name, str, lambda m: str(getattr(m, name))),)
+
+
+def _flags(name: str) -> tuple[Column, ...]:
+    return (Column(name, str, lambda m: ";".join(f.value for f in getattr(m, name))),)
+
+
+def _not_written(name: str) -> tuple[Column, ...]:
+    return ()
+
+
+_Layout = Callable[[str], tuple[Column, ...]]  # a field's name -> its columns
+
+
+def _parts(*suffixes: str, values: Callable[[Any], Sequence[float]] = tuple) -> _Layout:
+    """Columns <field>_<suffix>, one per number of a point, a line or a range."""
+
+    def layout(name: str) -> tuple[Column, ...]:
+        def read(i: int) -> Callable[[Any], JsonValue]:
+            return lambda m: finite_or_none(values(getattr(m, name))[i])
+
+        return tuple(Column(f"{name}_{s}", float, read(i)) for i, s in enumerate(suffixes))
+
+    return layout
+
+
+# How a field is written out, by its annotation as written in ConeMeasurement (a field of a
+# type not listed here fails at import, naming the field: add its layout here).
+_LAYOUTS: dict[str, _Layout] = {
+    "float": _number,
+    "int": _integer,
+    "str": _text,
+    "Point": _parts("x", "y"),
+    "PxRange": _parts("start_px", "end_px"),
+    "Line": _parts("x", "y", "dx", "dy", values=lambda line: (*line.point, *line.direction)),
+    "tuple[QualityFlag, ...]": _flags,
+    "np.ndarray": _not_written,  # the width profile: an array, not a column
+}
+
+
+@functools.cache  # a pure function of the class: computed once per class
+def exported_columns(cls: type[ConeMeasurement]) -> tuple[Column, ...]:
+    """The flat columns of a measurement class, in field order (to_dict, CSV, SQLite)."""
+    columns: list[Column] = []
+    for f in dataclasses.fields(cls):
+        layout = _LAYOUTS.get(str(f.type))
+        if layout is None:
+            raise TypeError(
+                f"{cls.__name__}.{f.name}: no column layout for type {f.type!r}; "
+                "add one to _LAYOUTS in spraycv/geometry/types.py"
+            )
+        columns.extend(layout(f.name))
+    return tuple(columns)
+
+
+exported_columns(ConeMeasurement)  # a field of a type with no layout fails here, at import

@@ -3,20 +3,9 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from enum import Enum
 
 from spraycv.config.daemon import AlarmConfig, SpecRule
-
-
-class SpecStatus(str, Enum):
-    OK = "ok"
-    OUT_OF_SPEC = "out_of_spec"  # violating, not (yet) an alarm
-    ALARM = "alarm"
-    NO_SPEC = "no_spec"
-    NOT_MEASURED = "not_measured"
-
-    def __str__(self) -> str:
-        return self.value
+from spraycv.stream.records import EventKind, SpecStatus
 
 
 @dataclass
@@ -35,8 +24,8 @@ class AlarmMonitor:
 
     def update(
         self, source: str, nozzle_id: int, angle: float | None, rule: SpecRule | None
-    ) -> tuple[SpecStatus, str | None]:
-        """(status now, "alarm_raised" | "alarm_cleared" | None) for one smoothed angle."""
+    ) -> tuple[SpecStatus, EventKind | None]:
+        """(status now, the alarm raised or cleared, if any) for one smoothed angle."""
         if rule is None:
             return SpecStatus.NO_SPEC, None
         state = self._state.setdefault((source, nozzle_id), _NozzleAlarm())
@@ -47,7 +36,7 @@ class AlarmMonitor:
             state.recoveries = 0
             if not state.active and state.violations >= self.config.raise_after:
                 state.active = True
-                return SpecStatus.ALARM, "alarm_raised"
+                return SpecStatus.ALARM, EventKind.ALARM_RAISED
             return (SpecStatus.ALARM if state.active else SpecStatus.OUT_OF_SPEC), None
         state.violations = 0
         if state.active:
@@ -55,7 +44,7 @@ class AlarmMonitor:
             if state.recoveries >= self.config.clear_after:
                 state.active = False
                 state.recoveries = 0
-                return SpecStatus.OK, "alarm_cleared"
+                return SpecStatus.OK, EventKind.ALARM_CLEARED
             return SpecStatus.ALARM, None
         return SpecStatus.OK, None
 

@@ -16,8 +16,9 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
+from spraycv.geometry import ConeMeasurement
 from spraycv.stream.api import connection_budget
-from spraycv.stream.records import FrameRecord, NozzleRecord
+from spraycv.stream.records import FrameRecord, NozzleRecord, SpecStatus
 from spraycv.stream.store import StoreWriter
 
 IDLE_CLIENTS_NET = 1  # idle sockets come from 127.0.1.x
@@ -163,11 +164,12 @@ def seed_measurements(path: Path, frames: int, source: str = "archive") -> None:
 
 def _nozzle(t: float, source: str, frame_no: int, nozzle_id: int) -> NozzleRecord:
     angle = 55.0 + nozzle_id
-    return NozzleRecord(
-        time=t, source=source, frame_no=frame_no, nozzle_id=nozzle_id,
-        included_angle_deg=angle, smoothed_angle_deg=angle, half_angle_left_deg=angle / 2,
-        half_angle_right_deg=angle / 2, tilt_deg=0.0, length_px=200.0, length_mm=None,
-        area_px=9000.0, area_mm2=None, coverage_width_mm=None, overlap_mm=None,
-        apex_x=100.0 + 200 * nozzle_id, apex_y=40.0, flags="", spec_status="no_spec",
-        model="seed", backend="none",
+    m = ConeMeasurement(
+        index=nozzle_id, apex=(100.0 + 200 * nozzle_id, 40.0), tilt_deg=0.0,
+        half_angle_left_deg=angle / 2, half_angle_right_deg=angle / 2, included_angle_deg=angle,
+        length_px=200.0, area_px=9000.0,
+    )  # fmt: skip
+    return NozzleRecord.from_measurement(
+        m, time=t, source=source, frame_no=frame_no, nozzle_id=nozzle_id, smoothed=angle,
+        spec_status=SpecStatus.NO_SPEC, model="seed", backend="none",
     )  # fmt: skip

@@ -1,43 +1,89 @@
-"""What the daemon writes: one record per inferred frame, per nozzle measurement, per event."""
+"""What the daemon writes: one record per inferred frame, per nozzle measurement, per event.
+
+A nozzle record's columns are its own fields (time, source, frame, tracking, spec status,
+model) followed by the measurement's columns (ConeMeasurement.to_dict), so a field added to
+ConeMeasurement is recorded, served and stored with no edit here (the database needs one
+migration adding its column: spraycv/stream/store.py).
+"""
 
 from __future__ import annotations
 
-import math
-from dataclasses import asdict, dataclass, field
-from typing import Any
+import dataclasses
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from enum import Enum
+from typing import Any, get_args, get_type_hints
 
 from spraycv.geometry import ConeMeasurement
+from spraycv.geometry.types import Column, JsonValue, exported_columns, finite_or_none
 
 
-def _finite(value: float | None) -> float | None:
-    return float(value) if value is not None and math.isfinite(value) else None
+class SpecStatus(str, Enum):
+    """A nozzle's state against its spec (stored as the value)."""
+
+    OK = "ok"
+    OUT_OF_SPEC = "out_of_spec"  # violating, not (yet) an alarm
+    ALARM = "alarm"
+    NO_SPEC = "no_spec"
+    NOT_MEASURED = "not_measured"
+
+    def __str__(self) -> str:
+        return self.value
+
+
+class EventKind(str, Enum):
+    """What happened (stored as the value)."""
+
+    ALARM_RAISED = "alarm_raised"
+    ALARM_CLEARED = "alarm_cleared"
+    SOURCE_LOST = "source_lost"
+    SOURCE_CONNECTED = "source_connected"
+
+    def __str__(self) -> str:
+        return self.value
+
+
+def _plain(value: Any) -> Any:
+    """An enum as its value (what JSON and SQLite hold), anything else as it is."""
+    return value.value if isinstance(value, Enum) else value
+
+
+def _value_kind(hint: Any) -> type:
+    """float, int or str: the column type of a record field (Optional and enums unwrapped)."""
+    base = next((a for a in get_args(hint) if a is not type(None)), hint)
+    for kind in (str, int, float):  # str first: the enums are str enums
+        if isinstance(base, type) and issubclass(base, kind):
+            return kind
+    raise TypeError(f"a record field of type {hint!r} has no column type")
+
+
+def record_columns(cls: type, skip: tuple[str, ...] = ()) -> tuple[Column, ...]:
+    """One column per field of a record dataclass, in field order (enums as their values)."""
+    hints = get_type_hints(cls)
+
+    def read(name: str) -> Callable[[Any], JsonValue]:
+        return lambda record: _plain(getattr(record, name))
+
+    return tuple(
+        Column(f.name, _value_kind(hints[f.name]), read(f.name))
+        for f in dataclasses.fields(cls)
+        if f.name not in skip
+    )
 
 
 @dataclass(frozen=True)
 class NozzleRecord:
-    """One nozzle in one frame (angles in degrees; None where not measured)."""
+    """One nozzle in one frame: the record's own fields, then the measurement's columns."""
 
     time: float
     source: str
     frame_no: int
     nozzle_id: int | None  # stable along the boom; None when the plume could not be placed
-    included_angle_deg: float | None
-    smoothed_angle_deg: float | None
-    half_angle_left_deg: float | None
-    half_angle_right_deg: float | None
-    tilt_deg: float | None
-    length_px: float | None
-    length_mm: float | None
-    area_px: float | None
-    area_mm2: float | None
-    coverage_width_mm: float | None  # 2 h tan(angle / 2), with the rig's nozzle height
-    overlap_mm: float | None  # with the neighbour (negative: a gap), with the spacing too
-    apex_x: float | None
-    apex_y: float | None
-    flags: str
-    spec_status: str  # "ok" | "out_of_spec" | "alarm" | "no_spec" | "not_measured"
+    smoothed_angle_deg: float | None  # what the spec is checked on; None where not measured
+    spec_status: SpecStatus
     model: str
     backend: str
+    measurement: Mapping[str, JsonValue]  # ConeMeasurement.to_dict()
 
     @classmethod
     def from_measurement(
@@ -49,36 +95,27 @@ class NozzleRecord:
         frame_no: int,
         nozzle_id: int | None,
         smoothed: float | None,
-        spec_status: str,
+        spec_status: SpecStatus,
         model: str,
         backend: str,
     ) -> NozzleRecord:
         return cls(
-            time=time,
-            source=source,
-            frame_no=frame_no,
-            nozzle_id=nozzle_id,
-            included_angle_deg=_finite(m.included_angle_deg),
-            smoothed_angle_deg=_finite(smoothed),
-            half_angle_left_deg=_finite(m.half_angle_left_deg),
-            half_angle_right_deg=_finite(m.half_angle_right_deg),
-            tilt_deg=_finite(m.tilt_deg),
-            length_px=_finite(m.length_px),
-            length_mm=_finite(m.length_mm),
-            area_px=_finite(m.area_px),
-            area_mm2=_finite(m.area_mm2),
-            coverage_width_mm=_finite(m.coverage_width_mm),
-            overlap_mm=_finite(m.overlap_mm),
-            apex_x=_finite(m.apex[0]),
-            apex_y=_finite(m.apex[1]),
-            flags=";".join(f.value for f in m.flags),
-            spec_status=spec_status,
-            model=model,
-            backend=backend,
-        )
+            time=time, source=source, frame_no=frame_no, nozzle_id=nozzle_id,
+            smoothed_angle_deg=finite_or_none(smoothed), spec_status=spec_status, model=model,
+            backend=backend, measurement=m.to_dict(),
+        )  # fmt: skip
 
-    def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
+    def to_dict(self) -> dict[str, JsonValue]:
+        own = {c.name: c.read(self) for c in OWN_NOZZLE_COLUMNS}
+        return {**own, **self.measurement}
+
+
+OWN_NOZZLE_COLUMNS = record_columns(NozzleRecord, skip=("measurement",))
+
+
+def nozzle_columns(measurement: type[ConeMeasurement] = ConeMeasurement) -> tuple[Column, ...]:
+    """Every column of a nozzle record (and of the `measurements` table), in order."""
+    return OWN_NOZZLE_COLUMNS + exported_columns(measurement)
 
 
 @dataclass(frozen=True)
@@ -94,9 +131,8 @@ class FrameRecord:
     nozzles: list[NozzleRecord] = field(default_factory=list)
 
     def to_dict(self) -> dict[str, Any]:
-        out = asdict(self)
-        out["nozzles"] = [n.to_dict() for n in self.nozzles]
-        return out
+        own = {f.name: getattr(self, f.name) for f in dataclasses.fields(self)}
+        return {**own, "nozzles": [n.to_dict() for n in self.nozzles]}
 
 
 @dataclass(frozen=True)
@@ -105,11 +141,14 @@ class Event:
 
     time: float
     source: str
-    kind: str  # "alarm_raised" | "alarm_cleared" | "source_lost" | "source_connected"
+    kind: EventKind
     nozzle_id: int | None = None
     angle_deg: float | None = None
     message: str = ""
     snapshot: str | None = None  # path of the annotated frame saved with an alarm
 
-    def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
+    def to_dict(self) -> dict[str, JsonValue]:
+        return {c.name: c.read(self) for c in EVENT_COLUMNS}
+
+
+EVENT_COLUMNS = record_columns(Event)

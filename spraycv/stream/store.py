@@ -16,12 +16,16 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
+from spraycv.geometry.types import Column
 from spraycv.redact import redact_credentials
-from spraycv.stream.records import Event, FrameRecord
+from spraycv.stream.records import EVENT_COLUMNS, Event, FrameRecord, nozzle_columns
 
 log = logging.getLogger("spraycv.stream.store")
 
 # Migration i brings the schema from version i to i + 1; never edit one that has shipped.
+# The `measurements` columns are the nozzle record's (records.nozzle_columns): a field added
+# to ConeMeasurement needs a migration adding its column here, with the type SQL_TYPES gives
+# (tests/stream/test_schema.py fails, naming the column, until it is added).
 MIGRATIONS: tuple[str, ...] = (
     """
     CREATE TABLE frames (
@@ -53,16 +57,34 @@ MIGRATIONS: tuple[str, ...] = (
     ALTER TABLE measurements ADD COLUMN coverage_width_mm REAL;
     ALTER TABLE measurements ADD COLUMN overlap_mm REAL;
     """,
+    # 3: the whole measurement (ConeMeasurement.to_dict), as CSV files and the API have it
+    """
+    ALTER TABLE measurements ADD COLUMN "index" INTEGER;
+    ALTER TABLE measurements ADD COLUMN axis_x REAL;
+    ALTER TABLE measurements ADD COLUMN axis_y REAL;
+    ALTER TABLE measurements ADD COLUMN axis_source TEXT;
+    ALTER TABLE measurements ADD COLUMN symmetry_index REAL;
+    ALTER TABLE measurements ADD COLUMN band_start_px REAL;
+    ALTER TABLE measurements ADD COLUMN band_end_px REAL;
+    ALTER TABLE measurements ADD COLUMN left_line_x REAL;
+    ALTER TABLE measurements ADD COLUMN left_line_y REAL;
+    ALTER TABLE measurements ADD COLUMN left_line_dx REAL;
+    ALTER TABLE measurements ADD COLUMN left_line_dy REAL;
+    ALTER TABLE measurements ADD COLUMN right_line_x REAL;
+    ALTER TABLE measurements ADD COLUMN right_line_y REAL;
+    ALTER TABLE measurements ADD COLUMN right_line_dx REAL;
+    ALTER TABLE measurements ADD COLUMN right_line_dy REAL;
+    ALTER TABLE measurements ADD COLUMN fit_rms_left_px REAL;
+    ALTER TABLE measurements ADD COLUMN fit_rms_right_px REAL;
+    ALTER TABLE measurements ADD COLUMN n_edge_points_left INTEGER;
+    ALTER TABLE measurements ADD COLUMN n_edge_points_right INTEGER;
+    ALTER TABLE measurements ADD COLUMN overlap_next_mm REAL;
+    """,
 )
 SCHEMA_VERSION = len(MIGRATIONS)
 
-MEASUREMENT_COLUMNS = (
-    "time", "source", "frame_no", "nozzle_id", "included_angle_deg", "smoothed_angle_deg",
-    "half_angle_left_deg", "half_angle_right_deg", "tilt_deg", "length_px", "length_mm",
-    "area_px", "apex_x", "apex_y", "flags", "spec_status", "model", "backend",
-    "area_mm2", "coverage_width_mm", "overlap_mm",
-)  # fmt: skip
-EVENT_COLUMNS = ("time", "source", "kind", "nozzle_id", "angle_deg", "message", "snapshot")
+SQL_TYPES: dict[type, str] = {float: "REAL", int: "INTEGER", str: "TEXT"}  # by Column.kind
+MEASUREMENT_COLUMNS = tuple(c.name for c in nozzle_columns())
 
 
 class StoreError(RuntimeError):
@@ -104,6 +126,18 @@ def migrate(conn: sqlite3.Connection, path: Path) -> int:
     return found
 
 
+def check_columns(conn: sqlite3.Connection, path: Path) -> None:
+    """StoreError naming any record column the tables lack: a migration is missing, and
+    every write would fail (the check runs at start-up instead)."""
+    for table, columns in (("measurements", nozzle_columns()), ("events", EVENT_COLUMNS)):
+        missing = sql_columns(columns).items() - table_columns(conn, table).items()
+        if missing:
+            raise StoreError(
+                f"{path}: table {table} lacks the columns {sorted(missing)}: add a migration"
+                " to spraycv/stream/store.py"
+            )
+
+
 def open_store(path: Path) -> sqlite3.Connection:
     """Create the folder and file if needed, check it is writable, migrate."""
     path = Path(path)
@@ -114,12 +148,16 @@ def open_store(path: Path) -> sqlite3.Connection:
     conn = connect(path)
     try:
         migrate(conn, path)
+        check_columns(conn, path)
         with conn:  # a read-only file or folder only fails at the first write: try one now
             conn.execute("CREATE TABLE IF NOT EXISTS _write_check (x)")
             conn.execute("DROP TABLE _write_check")
     except sqlite3.Error as exc:
         conn.close()
         raise StoreError(f"{path}: the database is not writable: {exc}") from None
+    except StoreError:
+        conn.close()
+        raise
     return conn
 
 
@@ -202,9 +240,10 @@ class StoreWriter(threading.Thread):
                             for f in frames
                         ],
                     )  # fmt: skip
-                    self._conn.executemany(_insert("measurements", MEASUREMENT_COLUMNS), rows)
+                    self._conn.executemany(insert_sql("measurements", MEASUREMENT_COLUMNS), rows)
                     self._conn.executemany(
-                        _insert("events", EVENT_COLUMNS), [e.to_dict() for e in events]
+                        insert_sql("events", tuple(c.name for c in EVENT_COLUMNS)),
+                        [e.to_dict() for e in events],
                     )
                 break
             except sqlite3.Error as exc:
@@ -230,10 +269,21 @@ class StoreWriter(threading.Thread):
                 self._conn.execute(f"DELETE FROM {table} WHERE time < ?", (cutoff,))
 
 
-def _insert(table: str, columns: tuple[str, ...]) -> str:
-    names = ", ".join(columns)
+def insert_sql(table: str, columns: tuple[str, ...]) -> str:
+    names = ", ".join(f'"{c}"' for c in columns)  # quoted: "index" is an SQL keyword
     values = ", ".join(f":{c}" for c in columns)
     return f"INSERT INTO {table} ({names}) VALUES ({values})"
+
+
+def sql_columns(columns: tuple[Column, ...]) -> dict[str, str]:
+    """{name: SQL type} of record columns, as a table holding them declares them."""
+    return {c.name: SQL_TYPES[c.kind] for c in columns}
+
+
+def table_columns(conn: sqlite3.Connection, table: str) -> dict[str, str]:
+    """{name: declared SQL type} of a table's columns, without its row id."""
+    rows = conn.execute(f"PRAGMA table_info({table})").fetchall()
+    return {r["name"]: r["type"] for r in rows if r["name"] != "id"}
 
 
 class StoreReader:

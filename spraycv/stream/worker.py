@@ -18,15 +18,17 @@ from spraycv.config.daemon import DaemonConfig, SourceConfig
 from spraycv.geometry import ConeMeasurement, MeasureHints, measure_cones
 from spraycv.redact import redact_credentials
 from spraycv.runtime.predictor import Predictor, Segmentation
-from spraycv.stream.alarms import AlarmMonitor, SpecStatus
+from spraycv.stream.alarms import AlarmMonitor
 from spraycv.stream.metrics import Metrics
 from spraycv.stream.reader import Frame, SourceReader, SourceState
-from spraycv.stream.records import Event, FrameRecord, NozzleRecord
+from spraycv.stream.records import Event, EventKind, FrameRecord, NozzleRecord, SpecStatus
 from spraycv.stream.store import StoreWriter
 from spraycv.stream.tracking import NozzleTracker
 from spraycv.viz.overlay import draw_overlay
 
 log = logging.getLogger("spraycv.stream.worker")
+# Events an operator must act on are logged as warnings, the others as information.
+WARNING_EVENTS = frozenset({EventKind.ALARM_RAISED, EventKind.SOURCE_LOST})
 
 
 @dataclass(frozen=True)
@@ -142,10 +144,10 @@ class InferenceWorker(threading.Thread):
             self._states[name] = state
             if state is SourceState.CONNECTED:
                 shown = f"stream up: {redact_credentials(reader.config.url)}"
-                self._emit(Event(time.time(), name, "source_connected", message=shown))
+                self._emit(Event(time.time(), name, EventKind.SOURCE_CONNECTED, message=shown))
             elif before is SourceState.CONNECTED:
                 reason = reader.last_error or str(state)
-                self._emit(Event(time.time(), name, "source_lost", message=reason))
+                self._emit(Event(time.time(), name, EventKind.SOURCE_LOST, message=reason))
 
     # -- inference -------------------------------------------------------------------------
     def _infer(self, frames: list[Frame]) -> None:
@@ -178,7 +180,7 @@ class InferenceWorker(threading.Thread):
         tracker = self.trackers[frame.source]
         ids = tracker.assign([m.apex for m in measurements], frame.time)
         nozzles: list[NozzleRecord] = []
-        alarms: list[tuple[int, float | None, str]] = []
+        alarms: list[tuple[int, float | None, EventKind]] = []
         for m, nozzle_id in zip(measurements, ids, strict=True):
             smoothed, status = None, SpecStatus.NOT_MEASURED
             if nozzle_id is not None:
@@ -190,7 +192,7 @@ class InferenceWorker(threading.Thread):
             nozzles.append(
                 NozzleRecord.from_measurement(
                     m, time=frame.time, source=frame.source, frame_no=frame.number,
-                    nozzle_id=nozzle_id, smoothed=smoothed, spec_status=str(status),
+                    nozzle_id=nozzle_id, smoothed=smoothed, spec_status=status,
                     model=self.model_name, backend=self.backend,
                 )
             )  # fmt: skip
@@ -213,11 +215,11 @@ class InferenceWorker(threading.Thread):
         for nozzle_id, angle, kind in alarms:
             self._alarm(latest, nozzle_id, angle, kind)
 
-    def _alarm(self, latest: Latest, nozzle_id: int, angle: float | None, kind: str) -> None:
+    def _alarm(self, latest: Latest, nozzle_id: int, angle: float | None, kind: EventKind) -> None:
         rule = self.sources[latest.frame.source].rule_for(nozzle_id, self.config.spec)
         spec = f"{rule.nominal_deg:g} +- {rule.tolerance_deg:g} deg" if rule else "no spec"
         shown = f"{angle:.1f} deg" if angle is not None else "not measured"
-        snapshot = self._snapshot(latest, nozzle_id) if kind == "alarm_raised" else None
+        snapshot = self._snapshot(latest, nozzle_id) if kind is EventKind.ALARM_RAISED else None
         message = f"nozzle {nozzle_id}: {shown} (spec {spec})"
         event = Event(latest.frame.time, latest.frame.source, kind, nozzle_id, angle, message,
                       snapshot)  # fmt: skip
@@ -239,6 +241,6 @@ class InferenceWorker(threading.Thread):
 
     def _emit(self, event: Event) -> None:
         self.writer.put(event)
-        self.metrics.inc("events_total", labels={"kind": event.kind})
-        level = logging.WARNING if event.kind in ("alarm_raised", "source_lost") else logging.INFO
-        log.log(level, event.kind, extra={"source": event.source, "detail": event.message})
+        self.metrics.inc("events_total", labels={"kind": event.kind.value})
+        level = logging.WARNING if event.kind in WARNING_EVENTS else logging.INFO
+        log.log(level, event.kind.value, extra={"source": event.source, "detail": event.message})

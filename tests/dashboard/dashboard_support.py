@@ -6,7 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from polling import wait_for  # noqa: F401  (re-exported for the tests here)
+from polling import wait_for, wait_settled  # noqa: F401  (re-exported for the tests here)
 
 from spraycv.paths import REPO_ROOT, SAMPLES_DIR
 from spraycv.stream.daemon import Daemon

@@ -9,18 +9,17 @@ from __future__ import annotations
 import signal
 import subprocess
 import sys
-import time
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 import yaml
-from dashboard_support import daemon_config_dict, wait_for
+from dashboard_support import daemon_config_dict, wait_for, wait_settled
+from listening import listening_port
 
 from spraycv.dashboard.client import DaemonClient, DaemonError
 from spraycv.dashboard.launch import CHROMIUM, CHROMIUM_ARGS, start_dashboard, stop, wait_until_up
 from spraycv.dashboard.live import parse_caption
-from spraycv.stream.serve import free_port
 from spraycv.stream.store import StoreReader
 
 sync_api = pytest.importorskip(
@@ -48,19 +47,23 @@ def healthy(url: str) -> bool:
 
 @pytest.fixture
 def daemon_process(tmp_path: Path) -> Iterator[tuple[str, Path, Path]]:
-    """`python -m spraycv daemon --config X.yaml` on the sample video: (url, db, config)."""
-    port = free_port()
+    """`python -m spraycv daemon --config X.yaml` on the sample video: (url, db, config).
+
+    Its API binds port 0; the port is read from the process's listening socket.
+    """
     config = tmp_path / "daemon.yaml"
-    config.write_text(yaml.safe_dump(daemon_config_dict(tmp_path, port=port)))
-    log = (tmp_path / "daemon.log").open("w")
+    config.write_text(yaml.safe_dump(daemon_config_dict(tmp_path, port=0)))
+    log = tmp_path / "daemon.log"
     process = subprocess.Popen(
         [sys.executable, "-m", "spraycv", "daemon", "--config", str(config)],
-        stdout=subprocess.DEVNULL, stderr=log,
+        stdout=subprocess.DEVNULL, stderr=log.open("w"),
     )  # fmt: skip
-    url = f"http://127.0.0.1:{port}"
     try:
-        wait_for(lambda: process.poll() is not None or healthy(url), 60, "the daemon's API")
-        assert process.poll() is None, (tmp_path / "daemon.log").read_text()
+        wait_for(lambda: process.poll() is not None or listening_port(process.pid), 60, "the API")
+        assert process.poll() is None, log.read_text()
+        url = f"http://127.0.0.1:{listening_port(process.pid)}"
+        wait_for(lambda: process.poll() is not None or healthy(url), 60, "the daemon's health")
+        assert process.poll() is None, log.read_text()
         yield url, tmp_path / "db.sqlite", config
     finally:
         process.send_signal(signal.SIGTERM)
@@ -71,39 +74,39 @@ def daemon_process(tmp_path: Path) -> Iterator[tuple[str, Path, Path]]:
             process.wait(5)
 
 
-def read_stable(page, tries: int = 60) -> tuple[str, int, dict[str, str]]:
+def shown_frames(read: dict) -> list[tuple[str, int]]:
+    return [c for c in map(parse_caption, read["captions"]) if c is not None]
+
+
+def read_stable(page) -> tuple[str, int, dict[str, str]]:
     """(source, frame number, {label: value}) read twice, 0.25 s apart, identical.
 
     The page refreshes every 1.5 s and redraws element by element; two equal reads around
     a pause fall between refreshes, so the caption and the numbers belong together.
     """
-    for _ in range(tries):
-        first = page.evaluate(READ_LIVE)
-        time.sleep(0.25)
-        second = page.evaluate(READ_LIVE)
-        frames = [c for c in map(parse_caption, first["captions"]) if c is not None]
-        if first == second and len(frames) == 1 and first["metrics"]:
-            source, frame_no = frames[0]
-            return source, frame_no, dict(first["metrics"])
-        time.sleep(0.1)
-    raise AssertionError(f"no stable read of the live page; last: {first}")
+    read = wait_settled(
+        lambda: page.evaluate(READ_LIVE), 30, "a stable read of the live page", every=0.25,
+        accept=lambda r: len(shown_frames(r)) == 1 and r["metrics"],
+    )  # fmt: skip
+    source, frame_no = shown_frames(read)[0]
+    return source, frame_no, dict(read["metrics"])
 
 
 def test_browser_shows_the_stored_angle_of_the_frame_shown(
     daemon_process: tuple[str, Path, Path], tmp_path: Path
 ) -> None:
     url, db, config = daemon_process
-    port = free_port()
     env = {"SPRAYCV_DAEMON_URL": url, "SPRAYCV_DAEMON_CONFIG": str(config),
            "SPRAYCV_DASHBOARD_DIR": str(tmp_path / "dashboard")}  # fmt: skip
-    dashboard = start_dashboard(port, env, log=tmp_path / "streamlit.log")
+    log = tmp_path / "streamlit.log"
+    dashboard = start_dashboard(log, env)  # on port 0: the URL is read from its log
     try:
-        wait_until_up(dashboard, port)
+        page_url = wait_until_up(dashboard, log)
         with sync_api.sync_playwright() as p:
             browser = p.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
             try:
                 page = browser.new_page(viewport={"width": 1400, "height": 1000})
-                page.goto(f"http://127.0.0.1:{port}/", wait_until="domcontentloaded")
+                page.goto(f"{page_url}/", wait_until="domcontentloaded")
                 page.wait_for_selector('[data-testid="stImage"] img', timeout=60_000)
                 page.wait_for_selector('[data-testid="stMetricValue"]', timeout=60_000)
                 source, frame_no, metrics = read_stable(page)

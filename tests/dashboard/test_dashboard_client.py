@@ -10,7 +10,6 @@ from dashboard_support import LiveDaemon
 from spraycv.config.daemon import ApiConfig
 from spraycv.dashboard.client import DaemonApiError, DaemonClient, DaemonUnreachable
 from spraycv.stream.api import ApiServer
-from spraycv.stream.serve import free_port
 
 
 @pytest.fixture(scope="module")
@@ -75,8 +74,8 @@ def test_bad_query_is_an_api_error(client: DaemonClient) -> None:
     assert caught.value.status == 400
 
 
-def test_unreachable_daemon_says_what_to_check() -> None:
-    url = f"http://127.0.0.1:{free_port()}"
+def test_unreachable_daemon_says_what_to_check(refused_port: int) -> None:
+    url = f"http://127.0.0.1:{refused_port}"
     with pytest.raises(DaemonUnreachable, match=r"cannot reach the spraycv daemon at .*running"):
         DaemonClient(url, timeout=2).health()
 

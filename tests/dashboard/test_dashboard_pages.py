@@ -20,8 +20,7 @@ from spraycv.dashboard.client import DaemonClient
 from spraycv.measure import measure_image
 from spraycv.runtime.predictor import Predictor
 from spraycv.stream.api import ApiServer
-from spraycv.stream.records import Event
-from spraycv.stream.serve import free_port
+from spraycv.stream.records import Event, EventKind
 
 TIMEOUT = 60  # the first run loads the model
 
@@ -79,7 +78,8 @@ def test_live_shows_the_daemons_latest_frame(dashboard_env: LiveDaemon) -> None:
 def test_live_refresh_moves_on(dashboard_env: LiveDaemon) -> None:
     at = run(HOME)
     first = shown_caption(at)[1]
-    time.sleep(1.0)  # the daemon measures about 4 frames a second
+    newest = dashboard_env.daemon.latest
+    wait_for(lambda: newest()["cam0"]["frame_no"] > first, 10, "the daemon's next frame")
     at.run()
     assert not at.exception and shown_caption(at)[1] > first
 
@@ -111,8 +111,10 @@ def test_live_without_spec_file_warns_and_still_measures(
     assert at.metric and all("no spec" in m.value for m in at.markdown if "sc-pill" in m.value)
 
 
-def test_live_unreachable_daemon_is_an_error_not_a_traceback(monkeypatch) -> None:
-    monkeypatch.setenv("SPRAYCV_DAEMON_URL", f"http://127.0.0.1:{free_port()}")
+def test_live_unreachable_daemon_is_an_error_not_a_traceback(
+    monkeypatch, refused_port: int
+) -> None:
+    monkeypatch.setenv("SPRAYCV_DAEMON_URL", f"http://127.0.0.1:{refused_port}")
     at = run(HOME)
     assert any("cannot reach the spraycv daemon" in e.value for e in at.error)
     assert not at.metric
@@ -124,10 +126,8 @@ def test_live_embedded_daemon_needs_no_configuration(monkeypatch, tmp_path: Path
     monkeypatch.setenv("SPRAYCV_DASHBOARD_DIR", str(tmp_path))
     try:
         at = run(HOME)
-        deadline = time.monotonic() + 30
-        while not at.metric and time.monotonic() < deadline:  # the first frame takes a moment
-            time.sleep(0.5)
-            at.run()
+        # the first frame takes a moment: rerun the page until it shows one
+        wait_for(lambda: at.metric or at.run().metric, 30, "the first frame", every=0.5)
         assert not at.exception
         assert shown_caption(at)[0] == "cam0"
         assert len(at.metric) == 3  # the sample video's three nozzles
@@ -300,7 +300,8 @@ def test_history_shows_no_url_password_even_from_the_database(
 ) -> None:
     # an event that holds a camera URL with its password, as a row of an older spraycv
     message = f"stream up: rtsp://admin:{PASSWORD}@10.0.0.9/stream1"
-    dashboard_env.daemon.writer.put(Event(time.time(), "cam0", "source_connected", message=message))
+    event = Event(time.time(), "cam0", EventKind.SOURCE_CONNECTED, message=message)
+    dashboard_env.daemon.writer.put(event)
     wait_for(lambda: "admin:***@10.0.0.9" in str(dashboard_env.store.events()), 10, "the row")
     at = run(page("2_History"))
     if origin == "SQLite file":

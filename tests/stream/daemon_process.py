@@ -7,13 +7,13 @@ import subprocess
 import sys
 import time
 import urllib.request
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
 import yaml
+from listening import listening_port
 from stream_helpers import wait_for
-
-from spraycv.stream.serve import free_port
 
 
 def api(port: int, path: str) -> Any:
@@ -42,8 +42,10 @@ def metric(port: int, name: str) -> float:
 def start_daemon(
     tmp_path: Path, url: str, more_sources: list[dict] | None = None, **sections: Any
 ) -> tuple[subprocess.Popen, int, Path]:
-    """The daemon on source "cam" (and `more_sources`); returns (process, API port, log)."""
-    port = free_port()
+    """The daemon on source "cam" (and `more_sources`); returns (process, API port, log).
+
+    The API binds port 0; its port is read from the process's listening socket.
+    """
     source = {"open_timeout_s": 2, "read_timeout_s": 2}
     config = {
         "sources": [{"name": "cam", "url": url, "max_fps": 10, **source}]
@@ -54,17 +56,20 @@ def start_daemon(
         "alarms": {"snapshot_dir": str(tmp_path / "alarms")},
         **sections,
     }
-    config["api"] = {**config.get("api", {}), "port": port}
+    config["api"] = {**config.get("api", {}), "port": 0}
     path = tmp_path / "daemon.yaml"
     path.write_text(yaml.safe_dump(config))
-    log = (tmp_path / "daemon.log").open("w")
+    log = tmp_path / "daemon.log"
     process = subprocess.Popen(
         [sys.executable, "-m", "spraycv", "daemon", "--config", str(path)],
-        stdout=subprocess.PIPE, stderr=log, text=True,
+        stdout=subprocess.PIPE, stderr=log.open("w"), text=True,
     )  # fmt: skip
-    wait_for(lambda: process.poll() is not None or responds(port), 60, "the daemon's API")
-    assert process.poll() is None, (tmp_path / "daemon.log").read_text()
-    return process, port, tmp_path / "daemon.log"
+    wait_for(lambda: process.poll() is not None or listening_port(process.pid), 60, "the API")
+    assert process.poll() is None, log.read_text()
+    port = listening_port(process.pid)
+    wait_for(lambda: process.poll() is not None or responds(port), 60, "a source streaming")
+    assert process.poll() is None, log.read_text()
+    return process, port, log
 
 
 def stop_daemon(process: subprocess.Popen, sig: int) -> tuple[dict, float]:
@@ -75,3 +80,15 @@ def stop_daemon(process: subprocess.Popen, sig: int) -> tuple[dict, float]:
     elapsed = time.monotonic() - started
     assert process.returncode == 0, out
     return json.loads(out.strip().splitlines()[-1])["stopped"], elapsed
+
+
+def stop_seconds(log: Path) -> float:
+    """The daemon's own stop, from its log: signal received -> everything committed ("daemon
+    stopped"). The process exit after it adds the interpreter's teardown (unloading the
+    model's libraries), seconds that depend on the machine and its load, not on the daemon."""
+    times = {}
+    for line in log.read_text().splitlines():
+        record = json.loads(line) if line.startswith("{") else {}
+        if record.get("msg") in ("signal received", "daemon stopped"):
+            times[record["msg"]] = datetime.fromisoformat(record["time"].rstrip("Z"))
+    return (times["daemon stopped"] - times["signal received"]).total_seconds()

@@ -3,7 +3,7 @@ when several test folders have a conftest)."""
 
 from __future__ import annotations
 
-from polling import wait_for  # noqa: F401  (re-exported for the tests here)
+from polling import wait_for, wait_settled  # noqa: F401  (re-exported for the tests here)
 
 from spraycv.paths import SAMPLES_DIR
 

@@ -22,7 +22,6 @@ from spraycv.dashboard.client import DaemonClient
 from spraycv.stream.daemon import Daemon
 from spraycv.stream.loadgen import burst, idle_connections, seed_measurements, still_open
 from spraycv.stream.logs import JsonFormatter
-from spraycv.stream.serve import free_port
 from spraycv.stream.store import StoreReader
 
 PASSWORD = "hunter2"
@@ -51,8 +50,10 @@ def started(daemon_config, shipped_predictor) -> Iterator:
         daemon.stop()
 
 
-def test_health_is_degraded_with_a_source_down_and_failed_with_none(started) -> None:
-    dead = f"http://127.0.0.1:{free_port()}/x.mjpg"
+def test_health_is_degraded_with_a_source_down_and_failed_with_none(
+    started, refused_port: int
+) -> None:
+    dead = f"http://127.0.0.1:{refused_port}/x.mjpg"
     daemon = started([{"name": "demo", "url": str(SAMPLE_VIDEO)}, {"name": "dead", "url": dead}])
     wait_for(lambda: daemon.readers["dead"].state.value == "failed", what="dead source failed")
     wait_for(lambda: daemon.readers["demo"].state.value == "connected", what="demo streams")
@@ -174,10 +175,12 @@ def captured_logs() -> Iterator[io.StringIO]:
         logger.setLevel(level)
 
 
-def test_no_output_shows_a_url_password(started, captured_logs: io.StringIO) -> None:
+def test_no_output_shows_a_url_password(
+    started, captured_logs: io.StringIO, refused_port: int
+) -> None:
     server = MjpegServer(lambda i: _jpeg(), fps=20)  # ignores the credentials, as a test rig
     camera = server.url.replace("http://", f"http://admin:{PASSWORD}@")
-    dead = f"rtsp://admin:{PASSWORD}@127.0.0.1:{free_port()}/stream1"
+    dead = f"rtsp://admin:{PASSWORD}@127.0.0.1:{refused_port}/stream1"
     sources = [{"name": "cam", "url": camera}, {"name": "dead", "url": dead}]
     daemon = started(sources)
     try:

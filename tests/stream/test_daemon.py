@@ -15,7 +15,6 @@ from stream_helpers import SAMPLE_VIDEO, wait_for
 
 from spraycv.measure import measure_image
 from spraycv.stream.daemon import Daemon, DaemonStartError
-from spraycv.stream.serve import free_port
 from spraycv.stream.store import StoreReader
 
 
@@ -110,7 +109,9 @@ def jpeg(shape: tuple[int, int], level: int) -> bytes:
     return cv2.imencode(".jpg", image)[1].tobytes()
 
 
-def test_bad_sources_do_not_stop_the_others(daemon_config, shipped_predictor) -> None:
+def test_bad_sources_do_not_stop_the_others(
+    daemon_config, shipped_predictor, refused_port: int
+) -> None:
     big, small = jpeg((480, 640), 30), jpeg((240, 320), 30)
 
     def frames(i: int) -> bytes:  # corrupt frames, then a change of size mid-stream
@@ -119,7 +120,7 @@ def test_bad_sources_do_not_stop_the_others(daemon_config, shipped_predictor) ->
         return small if i >= 30 else big
 
     server = MjpegServer(frames, fps=20)
-    dead = f"http://127.0.0.1:{free_port()}/nothing.mjpg"
+    dead = f"http://127.0.0.1:{refused_port}/nothing.mjpg"
     cfg = daemon_config(
         [
             {"name": "demo", "url": str(SAMPLE_VIDEO)},

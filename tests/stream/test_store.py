@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from spraycv.stream.records import Event, FrameRecord, NozzleRecord
+from spraycv.geometry import ConeMeasurement
+from spraycv.stream.records import Event, EventKind, FrameRecord, NozzleRecord, SpecStatus
 from spraycv.stream.store import (
-    MIGRATIONS,
     SCHEMA_VERSION,
     StoreError,
     StoreReader,
@@ -20,13 +20,14 @@ from spraycv.stream.store import (
 
 
 def nozzle(t: float, frame_no: int, nozzle_id: int, angle: float = 110.0) -> NozzleRecord:
-    return NozzleRecord(
-        time=t, source="cam", frame_no=frame_no, nozzle_id=nozzle_id,
-        included_angle_deg=angle, smoothed_angle_deg=angle, half_angle_left_deg=angle / 2,
-        half_angle_right_deg=angle / 2, tilt_deg=0.0, length_px=200.0, length_mm=None,
-        area_mm2=None, coverage_width_mm=None, overlap_mm=None,
-        area_px=1000.0, apex_x=100.0 * nozzle_id, apex_y=50.0, flags="", spec_status="ok",
-        model="m", backend="pytorch",
+    m = ConeMeasurement(
+        index=nozzle_id, apex=(100.0 * nozzle_id, 50.0), tilt_deg=0.0,
+        half_angle_left_deg=angle / 2, half_angle_right_deg=angle / 2, included_angle_deg=angle,
+        length_px=200.0, area_px=1000.0,
+    )  # fmt: skip
+    return NozzleRecord.from_measurement(
+        m, time=t, source="cam", frame_no=frame_no, nozzle_id=nozzle_id, smoothed=angle,
+        spec_status=SpecStatus.OK, model="m", backend="pytorch",
     )  # fmt: skip
 
 
@@ -74,7 +75,7 @@ def test_writer_commits_everything_handed_over_before_close(tmp_path: Path) -> N
     t0 = time.time()
     for i in range(500):
         writer.put(frame(t0 + i * 0.01, i, n=i % 3))
-    writer.put(Event(t0, "cam", "alarm_raised", 1, 120.0, "nozzle 1: 120 deg"))
+    writer.put(Event(t0, "cam", EventKind.ALARM_RAISED, 1, 120.0, "nozzle 1: 120 deg"))
     writer.close()
     counts = StoreReader(path).counts()
     expected_measurements = sum(i % 3 for i in range(500))
@@ -89,7 +90,7 @@ def test_queries_by_time_and_source(tmp_path: Path) -> None:
     writer.start()
     for i in range(10):
         writer.put(frame(1000.0 + i, i))
-    writer.put(Event(1005.0, "cam", "alarm_raised", 0, 120.0, "x"))
+    writer.put(Event(1005.0, "cam", EventKind.ALARM_RAISED, 0, 120.0, "x"))
     writer.close()
     store = StoreReader(path)
     rows = store.measurements(since=1003.0, until=1006.0)
@@ -145,22 +146,3 @@ def test_retention_runs_again_only_after_its_period(tmp_path: Path) -> None:
 def test_reader_on_a_missing_database(tmp_path: Path) -> None:
     with pytest.raises(StoreError, match="no such database"):
         StoreReader(tmp_path / "none.sqlite").counts()
-
-
-def test_a_version_1_database_is_migrated_and_keeps_its_rows(tmp_path: Path) -> None:
-    path = tmp_path / "v1.sqlite"
-    with sqlite3.connect(path) as conn:  # a database written by the first release
-        conn.executescript(MIGRATIONS[0] + "PRAGMA user_version=1;")
-        conn.execute(
-            "INSERT INTO measurements (time, source, frame_no, nozzle_id, included_angle_deg,"
-            " spec_status, model, backend) VALUES (1.0, 'cam', 7, 0, 110.0, 'ok', 'm', 'pt')"
-        )
-    conn = open_store(path)
-    assert conn.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION == 2
-    row = dict(conn.execute("SELECT * FROM measurements").fetchone())
-    conn.close()
-    assert (row["frame_no"], row["included_angle_deg"], row["coverage_width_mm"]) == (
-        7,
-        110.0,
-        None,
-    )

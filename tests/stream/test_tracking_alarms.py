@@ -7,7 +7,8 @@ import math
 import pytest
 
 from spraycv.config.daemon import AlarmConfig, SpecRule, TrackingConfig
-from spraycv.stream.alarms import AlarmMonitor, SpecStatus
+from spraycv.stream.alarms import AlarmMonitor
+from spraycv.stream.records import SpecStatus
 from spraycv.stream.tracking import NozzleTracker
 
 NAN = (math.nan, math.nan)
