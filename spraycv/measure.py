@@ -82,6 +82,12 @@ class Measurer:
     config: GeometryConfig | None = None
     refiner: Refiner | None = None
 
+    @property
+    def name(self) -> str:
+        """The segmenter's name, and the refiner's when there is one."""
+        base = getattr(self.segmenter, "name", getattr(self.segmenter, "__name__", "segmenter"))
+        return f"{base} + refiner" if self.refiner is not None else base
+
     def __call__(self, image: np.ndarray) -> Reading:
         """Read one (H, W, 3) uint8 BGR or (H, W) uint8 image."""
         mask, apexes = segment_image(self.segmenter, image)
@@ -104,6 +110,7 @@ def load_measurer(
     config: GeometryConfig | None = None,
     threads: int | None = None,
     refine: bool = True,
+    device: str = "cpu",
 ) -> Measurer:
     """The pipeline of a model file: its predictor, and the refiner stored beside it
     (spraycv.formats.refiner_companion) unless `refine` is off or there is none."""
@@ -111,32 +118,41 @@ def load_measurer(
     from spraycv.refine.stage import Refiner
     from spraycv.runtime.predictor import load_predictor
 
-    predictor = load_predictor(weights, threads=threads)
+    predictor = load_predictor(weights, device, threads=threads)
     companion = refiner_companion(weights)
-    refiner = Refiner.load(companion, threads) if refine and companion.is_file() else None
+    refiner = None
+    if refine and companion.is_file():
+        refiner = Refiner(load_predictor(companion, device, threads=threads))
     return Measurer(predictor, hints, config, refiner)
 
 
-def as_measurer(segmenter: Segmenter | Measurer) -> Measurer:
-    """A measurer as it is, or the default pipeline around a bare segmenter."""
-    return segmenter if isinstance(segmenter, Measurer) else Measurer(segmenter)
+def as_measurer(
+    segmenter: Segmenter | Measurer,
+    hints: MeasureHints | None = None,
+    config: GeometryConfig | None = None,
+) -> Measurer:
+    """The pipeline around a bare segmenter, or a measurer with `hints` and `config` in place
+    of its own where they are given."""
+    if isinstance(segmenter, Measurer):
+        return replace(segmenter, hints=hints or segmenter.hints, config=config or segmenter.config)
+    return Measurer(segmenter, hints, config)
 
 
 def measure_image(
     image: np.ndarray,
-    segmenter: Segmenter = segment_classical,
+    segmenter: Segmenter | Measurer = segment_classical,
     hints: MeasureHints | None = None,
     config: GeometryConfig | None = None,
 ) -> tuple[np.ndarray, list[ConeMeasurement]]:
-    """Segment an image and measure its sprays.
+    """Segment an image and measure its sprays (through `as_measurer`'s pipeline).
 
     Args:
         image: (H, W, 3) uint8 BGR or (H, W) uint8 grayscale.
     Returns:
         The (H, W) uint8 {0, 1} mask and one measurement per plume.
     """
-    mask, apexes = segment_image(segmenter, image)
-    return mask, measure_cones(mask, hints=with_apex_prior(hints, apexes), config=config)
+    reading = as_measurer(segmenter, hints, config)(image)
+    return reading.mask, reading.measurements
 
 
 def _levels_text(stored: np.ndarray) -> tuple[int, str]:
@@ -173,7 +189,7 @@ def choose_reading(
 def measure_file(
     path: Path,
     kind: InputKind = "auto",
-    segmenter: Segmenter = segment_classical,
+    segmenter: Segmenter | Measurer = segment_classical,
     hints: MeasureHints | None = None,
     config: GeometryConfig | None = None,
     max_pixels: int | None = None,
@@ -192,7 +208,8 @@ def measure_file(
             if stored.ndim != 2:
                 raise ImageReadError(f"a mask must have one channel, got shape {stored.shape}")
             result.mask = to_binary_mask(stored)
-            result.measurements = measure_cones(result.mask, hints=hints, config=config)
+            reading = as_measurer(segmenter, hints, config).read_mask(result.mask)
+            result.measurements = reading.measurements
         else:
             result.image = stored
             result.mask, result.measurements = measure_image(stored, segmenter, hints, config)

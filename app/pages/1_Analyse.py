@@ -29,7 +29,7 @@ def measured(
     """Cached by content digest, calibration and limit: reruns (a click, a download) do not
     measure again."""
     hints = MeasureHints(mm_per_px=mm_per_px or None, nozzle_height_mm=height_mm or None)
-    return analyse.analyse_upload(_upload, ui.get_predictor(), max_frames, hints, max_pixels)
+    return analyse.analyse_upload(_upload, ui.get_measurer(), max_frames, hints, max_pixels)
 
 
 left, right = st.columns([3, 1])

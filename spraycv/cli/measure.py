@@ -12,10 +12,10 @@ import typer
 
 from spraycv.cli.batch import Batch, max_pixels_option, plan_inputs
 from spraycv.cli.errors import exits
-from spraycv.cli.models import load_model
+from spraycv.cli.models import load_pipeline
 from spraycv.config.geometry import BandConfig, GeometryConfig
 from spraycv.geometry import MeasureHints
-from spraycv.measure import FileResult, InputKind, Segmenter, measure_file
+from spraycv.measure import FileResult, InputKind, Measurer, Segmenter, measure_file
 from spraycv.segment.classical import segment_classical
 
 TABLE_COLUMNS = (  # (header, record key, format)
@@ -130,7 +130,7 @@ def _emit(result: FileResult, as_json: bool, overlay_dir: Path | None) -> list[d
     return rows
 
 
-def pick_segmenter(choice: str, weights: Path | None) -> Segmenter:
+def pick_segmenter(choice: str, weights: Path | None) -> Segmenter | Measurer:
     """The segmenter for `--segmenter` and `--weights`; a bad choice is a usage error."""
     from spraycv.paths import default_weights
 
@@ -139,7 +139,7 @@ def pick_segmenter(choice: str, weights: Path | None) -> Segmenter:
     path = weights or default_weights()
     if choice == "classical" or (choice == "auto" and weights is None and not path.is_file()):
         return segment_classical
-    return load_model(path)
+    return load_pipeline(path)
 
 
 def _write_overlay(result: FileResult, overlay_dir: Path) -> None:

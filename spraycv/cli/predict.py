@@ -16,7 +16,7 @@ import typer
 
 from spraycv.cli.batch import Batch, max_pixels_option, plan_inputs
 from spraycv.cli.errors import exits
-from spraycv.cli.models import load_model
+from spraycv.cli.models import load_pipeline
 from spraycv.io.video import VideoReadError, is_url, is_video, open_video
 from spraycv.measure import measure_file, measure_image
 from spraycv.viz.overlay import draw_overlay
@@ -120,6 +120,9 @@ def predict(
     overlays: bool = typer.Option(True, help="Write annotated images / videos."),
     quiet: bool = typer.Option(False, help="No progress bar."),
     max_pixels: int = max_pixels_option(),
+    refine: bool = typer.Option(
+        True, help="Re-read each plume near its orifice with the model's refiner, if it has one."
+    ),
 ) -> None:
     """Segment and measure every nozzle spray with a trained model.
 
@@ -133,7 +136,7 @@ def predict(
 
     batch = Batch("measured", echo=lambda line: tqdm.write(line, file=sys.stderr))
     inputs = plan_inputs(sources, batch, reads_streams=True)
-    predictor = load_model(weights, device)
+    predictor = load_pipeline(weights, device, refine)
     (out / "overlays").mkdir(parents=True, exist_ok=True)
     with ExitStack() as stack:
         records = _Records(out, stack)

@@ -60,6 +60,9 @@ class InferenceConfig(StrictModel):
     # (benchmarks/daemon_load.py); raise it on a GPU
     max_batch: int = Field(default=2, ge=1)
     threads: int | None = Field(default=None, ge=1)  # torch / ORT intra-op threads
+    # re-read each plume near its orifice with the refiner stored beside the weights
+    # (spraycv.formats.refiner_companion), when there is one
+    refine: bool = True
 
 
 class TrackingConfig(StrictModel):

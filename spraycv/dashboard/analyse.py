@@ -13,11 +13,11 @@ import cv2
 import numpy as np
 import pandas as pd
 
-from spraycv.geometry import ConeMeasurement, MeasureHints, measure_cones
+from spraycv.geometry import ConeMeasurement, MeasureHints
 from spraycv.io import images
 from spraycv.io.images import IMAGE_SUFFIXES, ImageReadError, inspect_image
 from spraycv.io.video import VIDEO_SUFFIXES, Video, VideoReadError, open_video
-from spraycv.measure import segment_image, with_apex_prior
+from spraycv.measure import Measurer, as_measurer
 from spraycv.paths import SAMPLES_DIR
 from spraycv.viz.overlay import draw_overlay
 
@@ -170,7 +170,7 @@ class Analysis:
 
 def analyse_upload(
     upload: Upload,
-    segmenter: Segmenter,
+    segmenter: Segmenter | Measurer,
     max_frames: int = 12,
     hints: MeasureHints | None = None,
     max_pixels: int | None = None,
@@ -188,13 +188,15 @@ def analyse_upload(
     else:
         frames, note = sample_video(upload.data, upload.name, max_frames, max_pixels)
         analysis.warnings += [note] if note else []
+    measurer = as_measurer(segmenter, hints)
     for index, image in frames:
         try:
-            mask, apexes = segment_image(segmenter, image)
-            measured = measure_cones(mask, hints=with_apex_prior(hints, apexes))
+            reading = measurer(image)
         except ValueError as exc:  # the geometry's MaskError, a hint it cannot use
             raise UploadError(f"{upload.name}: {exc}") from None
-        analysis.results.append(Analysed(upload.name, index, image, mask, measured))
+        analysis.results.append(
+            Analysed(upload.name, index, image, reading.mask, reading.measurements)
+        )
     return analysis
 
 

@@ -17,9 +17,10 @@ from spraycv.dashboard.embedded import embedded_config, start_embedded_daemon
 from spraycv.dashboard.live import STATUS_STYLES, NozzleCard
 from spraycv.dashboard.settings import Settings, load_settings
 from spraycv.dashboard.specs import SpecTable
+from spraycv.measure import Measurer, load_measurer
 from spraycv.paths import default_weights
 from spraycv.redact import redact_credentials
-from spraycv.runtime.predictor import Predictor, load_predictor
+from spraycv.runtime.predictor import Predictor
 from spraycv.stream.daemon import Daemon, DaemonStartError
 
 
@@ -57,9 +58,15 @@ def style_page() -> None:
 
 
 @st.cache_resource(show_spinner="Loading the model…")
+def get_measurer() -> Measurer:
+    """The shipped model's pipeline (with its refiner), once per process, one thread (the
+    machine is shared)."""
+    return load_measurer(default_weights(), threads=1)
+
+
 def get_predictor() -> Predictor:
-    """The shipped model, once per process, one thread (the machine is shared)."""
-    return load_predictor(default_weights(), threads=1)
+    """The shipped model's network alone (the embedded daemon adds its own refiner)."""
+    return get_measurer().segmenter  # type: ignore[return-value]
 
 
 def _stop_daemon(daemon: Daemon) -> None:

@@ -14,8 +14,10 @@ from typing import Any
 import cv2
 
 from spraycv.config.daemon import DaemonConfig
+from spraycv.formats import refiner_companion
 from spraycv.paths import default_weights
 from spraycv.redact import redact_credentials
+from spraycv.refine.stage import Refiner
 from spraycv.runtime.predictor import Predictor, load_predictor
 from spraycv.stream.api import ApiServer, HealthStatus
 from spraycv.stream.metrics import Metrics
@@ -45,6 +47,18 @@ def load_model(config: DaemonConfig) -> Predictor:
         return load_predictor(weights, config.inference.device, config.inference.threads)
     except (ValueError, OSError, RuntimeError, ImportError) as exc:
         raise DaemonStartError(f"model {weights} failed to load: {exc}") from None
+
+
+def load_refiner(config: DaemonConfig) -> Refiner | None:
+    """The refiner stored beside the weights, unless refining is off or there is none."""
+    inference = config.inference
+    companion = refiner_companion(inference.weights or default_weights())
+    if not (inference.refine and companion.is_file()):
+        return None
+    try:
+        return Refiner(load_predictor(companion, inference.device, inference.threads))
+    except (ValueError, OSError, RuntimeError, ImportError) as exc:
+        raise DaemonStartError(f"refiner {companion} failed to load: {exc}") from None
 
 
 def open_writer(config: DaemonConfig) -> StoreWriter:
@@ -85,10 +99,11 @@ class Daemon:
             if self.api is not None:
                 undo.callback(self.api.stop)
             self.predictor = predictor or load_model(config)
+            refiner = load_refiner(config)
             self.writer = open_writer(config)
             undo.pop_all()
         self.worker = InferenceWorker(
-            config, self.readers, self._wake, self.predictor, self.writer, self.metrics
+            config, self.readers, self._wake, self.predictor, self.writer, self.metrics, refiner
         )
         self._register_metrics()
         self.rss_start = _rss_bytes()

@@ -15,8 +15,10 @@ import cv2
 import numpy as np
 
 from spraycv.config.daemon import DaemonConfig, SourceConfig
-from spraycv.geometry import ConeMeasurement, MeasureHints, measure_cones
+from spraycv.geometry import ConeMeasurement, MeasureHints
+from spraycv.measure import Measurer
 from spraycv.redact import redact_credentials
+from spraycv.refine.stage import Refiner
 from spraycv.runtime.predictor import Predictor, Segmentation
 from spraycv.stream.alarms import AlarmMonitor
 from spraycv.stream.metrics import Metrics
@@ -60,8 +62,10 @@ class InferenceWorker(threading.Thread):
         predictor: Predictor,
         writer: StoreWriter,
         metrics: Metrics,
+        refiner: Refiner | None = None,
     ):
         super().__init__(name="inference", daemon=True)
+        self.refiner = refiner
         self.config, self.readers, self.wake = config, readers, wake
         self.predictor, self.writer, self.metrics = predictor, writer, metrics
         self.sources: dict[str, SourceConfig] = {s.name: s for s in config.sources}
@@ -174,9 +178,10 @@ class InferenceWorker(threading.Thread):
             mm_per_px=source.mm_per_px,
             nozzle_height_mm=source.nozzle_height_mm,
             nozzle_spacing_mm=source.nozzle_spacing_mm,
-            apex_prior=[tuple(p) for p in seg.apexes] if self.predictor.has_apex_head else None,
         )
-        measurements = measure_cones(mask, hints=hints, config=self.config.geometry)
+        measurer = Measurer(self.predictor, hints, self.config.geometry, self.refiner)
+        apexes = seg.apexes if self.predictor.has_apex_head else None
+        measurements = measurer.read_mask(mask, apexes, frame.image).measurements
         tracker = self.trackers[frame.source]
         ids = tracker.assign([m.apex for m in measurements], frame.time)
         nozzles: list[NozzleRecord] = []

@@ -132,6 +132,8 @@ def test_bench_side_by_side(weights: Path, onnx_file: Path):
             "inference",
             "postprocess",
             "geometry",
+            "refine",  # 0 here: these weights have no refiner beside them
         }
+        assert entry["stages_ms"]["refine"] < 0.1
         assert entry["fps"] > 0
     assert backends["pytorch"]["speedup_vs_pytorch"] == {"inference": 1.0, "e2e": 1.0}
