@@ -172,6 +172,10 @@ class ConeMeasurement:
     overlap_mm: float = NAN
     overlap_next_mm: float = NAN
     flags: tuple[QualityFlag, ...] = ()
+    # how far the reading can be trusted, in [0, 1] (spraycv.geometry.confidence); below the
+    # threshold `unreliable` names why (';'-joined reasons) and the angle is not to be used
+    confidence: float = NAN
+    unreliable: str = ""
     width_profile: np.ndarray = field(default_factory=lambda: np.zeros((0, 2)))
 
     def has(self, flag: QualityFlag | str) -> bool:

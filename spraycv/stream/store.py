@@ -80,6 +80,11 @@ MIGRATIONS: tuple[str, ...] = (
     ALTER TABLE measurements ADD COLUMN n_edge_points_right INTEGER;
     ALTER TABLE measurements ADD COLUMN overlap_next_mm REAL;
     """,
+    # 4: how far a reading can be trusted (spraycv.geometry.confidence)
+    """
+    ALTER TABLE measurements ADD COLUMN confidence REAL;
+    ALTER TABLE measurements ADD COLUMN unreliable TEXT;
+    """,
 )
 SCHEMA_VERSION = len(MIGRATIONS)
 

@@ -57,6 +57,7 @@ def measured() -> ConeMeasurement:
         n_edge_points_right=38, length_mm=105.0, area_mm2=2250.0, coverage_width_mm=577.35,
         overlap_mm=77.35, overlap_next_mm=80.0,
         flags=(QualityFlag.PLUMES_MERGED, QualityFlag.SHORT_BAND),
+        confidence=0.35, unreliable="low_edge_contrast",
     )  # fmt: skip
 
 
