@@ -11,6 +11,7 @@ import numpy as np
 
 from spraycv.config.geometry import GeometryConfig
 from spraycv.geometry import ConeMeasurement, MeasureHints, measure_cones
+from spraycv.geometry.confidence import assess
 from spraycv.io.images import (
     ImageReadError,
     grey_levels,
@@ -98,9 +99,11 @@ class Measurer:
     ) -> Reading:
         """Measure a mask already segmented (the refiner needs the image it came from)."""
         hints = with_apex_prior(self.hints, apexes)
-        measurements = measure_cones(mask, hints=hints, config=self.config)
+        config = self.config or GeometryConfig()
+        measurements = measure_cones(mask, hints=hints, config=config)
         if self.refiner is not None and image is not None:
             measurements = self.refiner.refine(image, measurements, self.hints)
+        measurements = [assess(m, mask.shape, config, image, apexes) for m in measurements]
         return Reading(mask, apexes, measurements)
 
 

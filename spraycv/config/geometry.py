@@ -58,6 +58,9 @@ class GeometryConfig(StrictModel):
     )
     min_edge_points: int = Field(8, ge=2, description="per side, inside the band")
     max_fit_rms_px: float = Field(1.5, gt=0.0, description="poor_fit above this inlier RMS")
+    min_confidence: float = Field(
+        0.5, ge=0.0, le=1.0, description="a reading less confident than this is unreliable"
+    )
     min_inlier_frac: float = Field(0.6, gt=0.0, le=1.0, description="poor_fit below this")
     robust_fit: Literal["huber", "ransac"] = "huber"
     outlier_px: float = Field(3.0, gt=0.0, description="residual that makes a point an outlier")

@@ -36,6 +36,7 @@ class FrameResult:
     extra: int
     nozzles: list[dict[str, Any]] = field(default_factory=list)
     style: str = "standard"  # the renderer style of the frame (spraycv.data.synth.styles)
+    flagged_false: int = 0  # readings of no nozzle that said they were unreliable
 
 
 @dataclass
@@ -43,8 +44,13 @@ class EvalReport:
     frames: list[FrameResult] = field(default_factory=list)
 
     def angle_errors(self, key: str = "included") -> np.ndarray:
-        """(M,) absolute errors of every matched nozzle with finite angles."""
-        e = [abs(n[f"{key}_error_deg"]) for f in self.frames for n in f.nozzles]
+        """(M,) absolute errors of every matched nozzle with a finite, reliable angle."""
+        e = [
+            abs(n[f"{key}_error_deg"])
+            for f in self.frames
+            for n in f.nozzles
+            if not n.get("unreliable")
+        ]
         arr = np.asarray(e, dtype=float)
         return arr[np.isfinite(arr)]
 
@@ -100,6 +106,11 @@ def summarise(frames: list[FrameResult]) -> dict[str, float | None]:
         "angle_p95_deg": p95,
         "missed_nozzles": float(sum(f.missed for f in frames)),
         "extra_plumes": float(sum(f.extra for f in frames)),
+        # read, but flagged unreliable instead of given an angle
+        "unreliable_nozzles": float(
+            sum(bool(z.get("unreliable")) for f in frames for z in f.nozzles)
+        ),
+        "flagged_false_plumes": float(sum(f.flagged_false for f in frames)),
         "frames_with_missed_frac": sum(f.missed > 0 for f in frames) / n,
         "frames_with_extra_frac": sum(f.extra > 0 for f in frames) / n,
         "seconds_per_image_median": float(np.median([f.seconds for f in frames]))
@@ -143,8 +154,13 @@ def evaluate_frame(
                 "included_deg": m.included_angle_deg,
                 **{f"{k}_error_deg": v for k, v in errs.items()},
                 "flags": ";".join(f.value for f in m.flags),
+                "confidence": m.confidence,
+                "unreliable": m.unreliable,
             }
         )
+    # a reading that says it cannot be trusted is neither a false plume nor an angle: it is
+    # counted apart (unreliable: of a true nozzle; flagged: of nothing)
+    extra = [i for i in match.extra if not measurements[i].unreliable]
     frame = FrameResult(
         id=str(record["id"]),
         iou=iou,
@@ -153,9 +169,10 @@ def evaluate_frame(
         seconds=seconds,
         n_truth=len(match.pairs) + len(match.missed),
         missed=len(match.missed),
-        extra=len(match.extra),
+        extra=len(extra),
         nozzles=nozzles,
         style=frame_style(record),
+        flagged_false=len(match.extra) - len(extra),
     )
     return frame, pred, measurements
 

@@ -82,6 +82,20 @@ class Tuning:
     border_gap_frac: float = 0.25  # a border-cut outline may start this share of L ahead
     coincide_px: float = 2.0  # apexes spread less than this are one point: no line through
 
+    # -- confidence: evidence -> scores in [0, 1] (confidence; tuned on rendered val sets,
+    # never on the held-out ones: docs/cone_angle.md, "Confidence") --------------------------
+    contrast_none: float = 0.03  # edge step (share of the grey range) that is no edge at all
+    contrast_clear: float = 0.10  # ... and one clearly seen
+    widening_none: float = 0.5  # width growth over the angles' own: a plume opens at ~1
+    widening_clear: float = 0.85
+    support_radius_px: float = 8.0  # an apex-head peak this near (or frac * L) supports it
+    support_radius_frac: float = 0.1
+    support_falloff: float = 0.5  # beyond, the score falls as exp(-(d / r - 1)^2 / falloff)
+    contrast_offset_px: float = 2.0  # the edge is sampled max(px, frac * L) either side
+    contrast_offset_frac: float = 0.03
+    fit_rms_power: float = 4.0  # fit score 1 / (1 + (rms / GeometryConfig.max_fit_rms_px)^p)
+    failing_score: float = 0.5  # a piece of evidence scoring below this is a reason
+
     # -- matching measurements to ground truth (matching: the benchmark and evaluation) ------
     match_min_px: float = 10.0  # apex distance always accepted
     match_frac: float = 0.2  # and up to this fraction of the nozzle's spray length

@@ -1,0 +1,180 @@
+"""How far a cone reading can be trusted: evidence from the fit, the image and the apex head,
+turned into a confidence in [0, 1] and, below a threshold, the reasons it is unreliable.
+
+A reading is a plume only if its boundaries are straight (fit residuals), visible in the
+image as an edge between spray and background (edge contrast), issue from where a nozzle is
+(apex-head support, apex inside the image) and open away from the apex (widening). Each
+piece of evidence gives a score in [0, 1]; the confidence is their product, so one clear
+failure is enough. Pure numpy; spraycv.measure.Measurer applies it to every reading.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+from dataclasses import dataclass
+
+import cv2
+import numpy as np
+
+from spraycv.config.geometry import GeometryConfig
+from spraycv.geometry.tuning import TUNING
+from spraycv.geometry.types import ConeMeasurement, QualityFlag
+
+NAN = float("nan")
+
+
+@dataclass(frozen=True)
+class Evidence:
+    """What one reading rests on (NaN: not available for this input)."""
+
+    fit_rms_px: float  # the worse side's inlier RMS
+    edge_contrast: float  # spray-background step across the weaker line, share of the range
+    apex_support_px: float  # apex to the nearest apex-head peak (inf: no peak at all)
+    apex_inside: bool
+    widening: float  # the width's growth along the band over the growth the angles imply
+
+
+def _gray_range(image: np.ndarray) -> tuple[np.ndarray, float]:
+    gray = image if image.ndim == 2 else cv2.cvtColor(image, cv2.COLOR_BGR2GRAY)
+    gray = gray.astype(np.float32)
+    lo, hi = np.percentile(gray[::4, ::4], (0.5, 99.5))
+    return gray, max(float(hi - lo), 1.0)
+
+
+def _sample(gray: np.ndarray, pts: np.ndarray) -> np.ndarray:
+    """Bilinear grey levels at (N, 2) points (x, y); NaN outside the image."""
+    h, w = gray.shape
+    inside = (pts[:, 0] >= 0) & (pts[:, 0] <= w - 1) & (pts[:, 1] >= 0) & (pts[:, 1] <= h - 1)
+    out = np.full(len(pts), np.nan, np.float32)
+    if inside.any():
+        mx = pts[inside, 0].astype(np.float32).reshape(-1, 1)
+        my = pts[inside, 1].astype(np.float32).reshape(-1, 1)
+        out[inside] = cv2.remap(gray, mx, my, cv2.INTER_LINEAR).ravel()
+    return out
+
+
+def side_contrast(
+    gray: np.ndarray, m: ConeMeasurement, direction: np.ndarray, offset_px: float
+) -> float:
+    """Median |inside - outside| grey step across one boundary line over the band."""
+    apex, u = np.asarray(m.apex, float), np.asarray(m.axis, float)
+    along = float(direction @ u)
+    if not (along > 1e-6 and np.isfinite(m.band).all()):
+        return NAN
+    s = np.linspace(m.band[0], m.band[1], 24) / along  # distance along the line
+    on_line = apex + s[:, None] * direction
+    away = direction - u * along  # the line's side of the axis
+    normal = np.array([-direction[1], direction[0]])
+    normal = normal if normal @ away >= 0 else -normal
+    inside = _sample(gray, on_line - offset_px * normal)
+    outside = _sample(gray, on_line + offset_px * normal)
+    step = np.abs(inside - outside)
+    step = step[np.isfinite(step)]
+    return float(np.median(step)) if step.size >= 6 else NAN
+
+
+def edge_contrast(image: np.ndarray, m: ConeMeasurement) -> float:
+    """The weaker side's step, as a share of the image's grey range (p0.5 to p99.5)."""
+    gray, span = _gray_range(image)
+    offset = max(TUNING.contrast_offset_px, TUNING.contrast_offset_frac * m.length_px)
+    sides = [
+        side_contrast(gray, m, np.asarray(line.direction, float), offset)
+        for line in (m.left_line, m.right_line)
+    ]
+    return min(sides) / span if all(np.isfinite(sides)) else NAN
+
+
+def widening(m: ConeMeasurement) -> float:
+    """Slope of width over axial distance in the band, over tan(left) + tan(right) (NaN for
+    a plume split out of a merged blob, whose profile its neighbours cut)."""
+    prof = m.width_profile
+    if prof.size == 0 or not np.isfinite(m.band).all() or m.has(QualityFlag.PLUMES_MERGED):
+        return NAN
+    in_band = (prof[:, 0] >= m.band[0]) & (prof[:, 0] <= m.band[1])
+    if in_band.sum() < 4:
+        return NAN
+    slope = np.polyfit(prof[in_band, 0], prof[in_band, 1], 1)[0]
+    expected = math.tan(math.radians(m.half_angle_left_deg)) + math.tan(
+        math.radians(m.half_angle_right_deg)
+    )
+    return float(slope / expected) if expected > 1e-6 else NAN
+
+
+def gather(
+    m: ConeMeasurement,
+    shape: tuple[int, int],
+    image: np.ndarray | None = None,
+    apexes: np.ndarray | None = None,
+) -> Evidence:
+    """The evidence of one measured reading (one with a finite angle)."""
+    h, w = shape
+    x, y = m.apex
+    if apexes is None:
+        support = NAN
+    elif len(apexes) == 0:
+        support = math.inf
+    else:
+        support = float(np.min(np.hypot(apexes[:, 0] - x, apexes[:, 1] - y)))
+    return Evidence(
+        fit_rms_px=max(m.fit_rms_left_px, m.fit_rms_right_px),
+        edge_contrast=edge_contrast(image, m) if image is not None else NAN,
+        apex_support_px=support,
+        apex_inside=bool(-0.5 <= x <= w - 0.5 and -0.5 <= y <= h - 0.5),
+        widening=widening(m),
+    )
+
+
+def _ramp(value: float, none: float, clear: float) -> float:
+    """0 at or below `none`, 1 at or above `clear`, smooth between; 1 for NaN (no evidence
+    either way: e.g. a mask given without its image)."""
+    if not math.isfinite(value):
+        return 1.0
+    t = min(max((value - none) / (clear - none), 0.0), 1.0)
+    return t * t * (3 - 2 * t)
+
+
+def _support(distance_px: float, length_px: float) -> float:
+    if math.isnan(distance_px):  # no apex head: nothing to ask it
+        return 1.0
+    radius = max(TUNING.support_radius_px, TUNING.support_radius_frac * length_px)
+    excess = max(distance_px / radius - 1.0, 0.0)  # inf (no peak at all) gives 0
+    return math.exp(-(excess**2) / TUNING.support_falloff)
+
+
+def scores(evidence: Evidence, length_px: float, cfg: GeometryConfig) -> dict[str, float]:
+    """One score in [0, 1] per reason a reading may be unreliable."""
+    fit = (evidence.fit_rms_px / cfg.max_fit_rms_px) ** TUNING.fit_rms_power
+    return {
+        "poor_fit": 1.0 / (1.0 + fit) if math.isfinite(fit) else 0.0,
+        "low_edge_contrast": _ramp(
+            evidence.edge_contrast, TUNING.contrast_none, TUNING.contrast_clear
+        ),
+        "no_apex_support": _support(evidence.apex_support_px, length_px),
+        "apex_outside_image": 1.0 if evidence.apex_inside else 0.0,
+        "does_not_widen": _ramp(evidence.widening, TUNING.widening_none, TUNING.widening_clear),
+    }
+
+
+def assess(
+    m: ConeMeasurement,
+    shape: tuple[int, int],
+    cfg: GeometryConfig,
+    image: np.ndarray | None = None,
+    apexes: np.ndarray | None = None,
+) -> ConeMeasurement:
+    """`m` with its confidence and, when it is not to be trusted, the reasons why.
+
+    A reading with no angle is left as it is. Reasons are the pieces of evidence scoring below
+    TUNING.failing_score; a fit residual above cfg.max_fit_rms_px or an apex outside the
+    image is always one, so such a reading is never reported as reliable.
+    """
+    if not m.ok:
+        return m
+    evidence = gather(m, shape, image, apexes)
+    score = scores(evidence, m.length_px, cfg)
+    confidence = float(np.prod(list(score.values())))
+    reasons = [name for name, value in score.items() if value < TUNING.failing_score]
+    if not reasons and confidence < cfg.min_confidence:
+        reasons = [min(score, key=score.__getitem__)]  # the weakest piece, named
+    return dataclasses.replace(m, confidence=confidence, unreliable=";".join(reasons))

@@ -1,0 +1,88 @@
+"""Confidence and unreliable reasons: each piece of evidence on its own, table-driven."""
+
+from __future__ import annotations
+
+import dataclasses
+
+import numpy as np
+import pytest
+
+from spraycv.config.geometry import GeometryConfig
+from spraycv.geometry import ConeMeasurement, measure_cones
+from spraycv.geometry.analytic import WedgeSpec, draw_wedge
+from spraycv.geometry.confidence import assess
+
+SHAPE = (512, 512)
+SPEC = WedgeSpec((256.0, 60.0), 0.0, 25.0, 25.0, 300.0)
+CFG = GeometryConfig()
+
+
+def clean_reading():
+    """A straight wedge, bright on a dark background, its apex where the apex head says."""
+    mask = draw_wedge(SHAPE, SPEC)
+    (m,) = measure_cones(mask)
+    image = np.where(mask[..., None] > 0, 200, 30).astype(np.uint8).repeat(3, axis=2)
+    return m, image, np.array([SPEC.apex])
+
+
+def test_a_clean_plume_is_reliable() -> None:
+    m, image, apexes = clean_reading()
+    assessed = assess(m, SHAPE, CFG, image, apexes)
+    assert assessed.unreliable == ""
+    assert assessed.confidence > 0.9
+
+
+def _poor_fit(m, image, apexes):
+    return dataclasses.replace(m, fit_rms_right_px=2.0 * CFG.max_fit_rms_px), image, apexes
+
+
+def _outside(m, image, apexes):
+    return dataclasses.replace(m, apex=(256.0, -20.0)), image, apexes
+
+
+def _flat_image(m, image, apexes):
+    return m, np.full_like(image, 120), apexes  # nothing in the image where the lines are
+
+
+def _no_peak_near(m, image, apexes):
+    return m, image, np.array([[60.0, 400.0]])
+
+
+def _no_peak_at_all(m, image, apexes):
+    return m, image, np.zeros((0, 2))
+
+
+def _stripe(m, image, apexes):
+    band = np.linspace(m.band[0], m.band[1], 20)
+    profile = np.column_stack([band, np.full_like(band, 40.0)])  # a width that never grows
+    return dataclasses.replace(m, width_profile=profile), image, apexes
+
+
+CASES = [
+    (_poor_fit, "poor_fit"),
+    (_outside, "apex_outside_image"),
+    (_flat_image, "low_edge_contrast"),
+    (_no_peak_near, "no_apex_support"),
+    (_no_peak_at_all, "no_apex_support"),
+    (_stripe, "does_not_widen"),
+]
+
+
+@pytest.mark.parametrize(("spoil", "reason"), CASES, ids=[r for _, r in CASES])
+def test_each_missing_piece_of_evidence_is_named(spoil, reason: str) -> None:
+    m, image, apexes = spoil(*clean_reading())
+    assessed = assess(m, SHAPE, CFG, image, apexes)
+    assert reason in assessed.unreliable.split(";")
+    assert assessed.confidence < CFG.min_confidence
+    assert assessed.included_angle_deg == m.included_angle_deg  # the reading is kept, flagged
+
+
+def test_without_image_or_apex_head_their_evidence_is_not_held_against_it() -> None:
+    m, _, _ = clean_reading()
+    assessed = assess(m, SHAPE, CFG)  # a mask measured on its own
+    assert assessed.unreliable == "" and assessed.confidence > 0.9
+
+
+def test_a_reading_without_angles_is_left_as_it_is() -> None:
+    unmeasured = ConeMeasurement(index=0)
+    assert assess(unmeasured, SHAPE, CFG) is unmeasured
