@@ -116,6 +116,16 @@ def rendered_images(n: int, size: int = 384, seed0: int = PARITY_SEED0) -> list[
     return [render_sample(seed0 + i, size).image for i in range(n)]
 
 
+def model_inputs(meta: dict, n: int, size: int, seed0: int = PARITY_SEED0) -> list[np.ndarray]:
+    """n rendered images of what the model described by `meta` (its sidecar) is fed: whole
+    frames of `size`, or a refiner's canonical crops (at its own input size)."""
+    if "refiner" in meta:
+        from spraycv.refine.data import rendered_crops
+
+        return rendered_crops(n, int(meta["input_size"][0]), seed0)
+    return rendered_images(n, size, seed0)
+
+
 def _angle_diffs(ref_masks: Sequence[np.ndarray], cand_masks: Sequence[np.ndarray]):
     from spraycv.geometry.matching import compare_readings
     from spraycv.measure import Measurer

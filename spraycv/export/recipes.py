@@ -8,7 +8,7 @@ from dataclasses import replace
 from pathlib import Path
 
 from spraycv.export.job import ExportJob
-from spraycv.export.parity import CALIB_SEED0, TOLERANCES, compare_predictors, rendered_images
+from spraycv.export.parity import CALIB_SEED0, TOLERANCES, compare_predictors, model_inputs
 from spraycv.export.quantize import QuantOptions
 from spraycv.formats import engine_precision
 
@@ -56,7 +56,7 @@ def export_onnx_int8(job: ExportJob) -> tuple[Path, str]:
     from spraycv.runtime.onnx_backend import OnnxPredictor
     from spraycv.runtime.predictor import TorchPredictor
 
-    calib = rendered_images(int(job.flags["calib_images"]), job.image_size, CALIB_SEED0)
+    calib = model_inputs(job.meta, int(job.flags["calib_images"]), job.image_size, CALIB_SEED0)
     ladder = INT8_LADDER
     if job.flags["per_tensor"]:
         ladder = tuple(replace(o, per_channel=False) for o in ladder)
@@ -91,7 +91,7 @@ def export_tensorrt_engine(job: ExportJob) -> tuple[Path, str]:
     profile = Profile(1, int(job.flags["opt_batch"]), int(job.flags["max_batch"]))
     calibration = None
     if precision == "int8":
-        calib = rendered_images(int(job.flags["calib_images"]), job.image_size, CALIB_SEED0)
+        calib = model_inputs(job.meta, int(job.flags["calib_images"]), job.image_size, CALIB_SEED0)
         calibration = np.ascontiguousarray(preprocess(calib, ModelIO.from_sidecar(job.meta)))
     workspace_gb = float(job.flags["workspace_gb"])
     with tempfile.TemporaryDirectory(dir=job.out.parent) as tmp:

@@ -89,3 +89,23 @@ def jittered_pose(target: Target, jitter: PoseJitter, rng: np.random.Generator) 
     widest = max(target.half_left, target.half_right) + rng.normal(0.0, jitter.half_angle_deg)
     apex = (target.apex[0] + shift[0], target.apex[1] + shift[1])
     return crop_pose(apex, axis, length, widest)
+
+
+def rendered_crops(n: int, size: int, seed0: int, frame_size: int = 512) -> list[np.ndarray]:
+    """n canonical crops (size, size, 3) uint8 BGR at the true poses of rendered nozzles,
+    from frames seed0, seed0 + 1, ... (what a refiner sees: for calibration and parity)."""
+    from spraycv.data.synth import render_sample
+
+    crops: list[np.ndarray] = []
+    seed = seed0
+    while len(crops) < n:
+        sample = render_sample(seed, frame_size)
+        seed += 1
+        for nz in sample.record["nozzles"]:
+            target = _target(0, nz)
+            if target is None or len(crops) >= n:
+                continue
+            widest = max(target.half_left, target.half_right)
+            pose = crop_pose(target.apex, target.axis, target.length, widest)
+            crops.append(warp_crop(sample.image, pose_transform(pose, (size, size)), (size, size)))
+    return crops
