@@ -3,8 +3,9 @@ sample video) write to one server while it is killed and restarted twice; a daem
 during an outage forwards its spool at its next start. Counted against the daemons' own
 frames_inferred: zero lost, zero duplicated.
 
-Outages last SPRAYCV_FLEET_OUTAGE_S seconds (default 6 here, to keep the suite short on a
-shared machine; benchmarks/fleet_faults.py runs the issue's 60 s run with 20 s outages).
+Outages last SPRAYCV_FLEET_OUTAGE_S seconds: 6 by default, to keep the suite short on a
+shared machine; `SPRAYCV_FLEET_OUTAGE_S=20 pytest tests/stream/test_fleet.py` runs the
+issue's 20 s outages (docs/fleet.md).
 """
 
 from __future__ import annotations
