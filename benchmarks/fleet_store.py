@@ -79,7 +79,7 @@ def main() -> None:
     records = frames(args.frames, args.nozzles, time.time())
     server = PostgresServer(bindir)
     try:
-        server.start()
+        server.start(fsync=True)  # durable commits, as in production
         work = Path(tempfile.mkdtemp(prefix="spraycv-bench-"))
         sqlite = open_sqlite(work / "bench.sqlite")
         pg = PostgresDatabase(server.url(server.new_database()))

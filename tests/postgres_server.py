@@ -58,10 +58,12 @@ class PostgresServer:
         if done.returncode != 0:
             raise RuntimeError(f"{tool} failed: {done.stdout}\n{done.stderr}")
 
-    def start(self) -> None:
+    def start(self, fsync: bool = False) -> None:
+        """fsync off by default: a killed server loses nothing the OS holds, and tests of a
+        shared machine wait less on the disk (the benchmark turns it on)."""
         options = (
             f"-c listen_addresses='' -c unix_socket_directories='{self.socket_dir}'"
-            f" -c port={PORT} -c fsync=off -c max_connections=200"
+            f" -c port={PORT} -c fsync={'on' if fsync else 'off'} -c max_connections=200"
         )
         self._run("pg_ctl", "-D", str(self.data), "-l", str(self.root / "server.log"),
                   "-w", "-t", "60", "-o", options, "start")  # fmt: skip
