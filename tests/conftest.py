@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 import torch
+from postgres_server import PostgresServer, postgres_bindir
 
 from spraycv.config.train import ModelConfig
 from spraycv.models import create_model
@@ -58,3 +59,24 @@ def refused_port() -> Iterator[int]:
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
         yield sock.getsockname()[1]
+
+
+@pytest.fixture(scope="session")
+def postgres() -> Iterator[PostgresServer]:
+    """A real PostgreSQL server for the session (initdb + pg_ctl in a temporary folder, a
+    unix socket there), torn down at the end; skipped only where the binaries are missing."""
+    bindir = postgres_bindir()
+    if bindir is None:
+        pytest.skip("PostgreSQL binaries (initdb, pg_ctl) not found: apt-get install postgresql")
+    server = PostgresServer(bindir)
+    try:
+        server.start()
+        yield server
+    finally:
+        server.remove()
+
+
+@pytest.fixture
+def pg_url(postgres: PostgresServer) -> str:
+    """The superuser's URL of a fresh database of that server (one per test)."""
+    return postgres.url(postgres.new_database())

@@ -10,6 +10,7 @@ from spraycv.cli.calibrate import calibrate
 from spraycv.cli.daemon import daemon
 from spraycv.cli.dashboard import dashboard
 from spraycv.cli.data import data_app
+from spraycv.cli.db import db_app
 from spraycv.cli.evaluate import compare, evaluate
 from spraycv.cli.export import export
 from spraycv.cli.finetune import finetune
@@ -45,6 +46,7 @@ app.command()(dashboard)
 app.command()(calibrate)
 app.add_typer(label_app, name="label")
 app.add_typer(refiner_app, name="refiner")
+app.add_typer(db_app, name="db")
 
 
 def main() -> None:

@@ -35,7 +35,9 @@ def daemon(
     source: list[str] = typer.Option(
         None, "--source", "-s", help="[NAME=]URL, file or camera index (repeatable)."
     ),
-    db: Path | None = typer.Option(None, help="SQLite file (default from the config)."),
+    db: str | None = typer.Option(
+        None, help="SQLite file, or postgresql://role@host/db (default from the config)."
+    ),
     weights: Path | None = typer.Option(None, help="Model file (default: the shipped model)."),
     port: int | None = typer.Option(None, help="HTTP API port on 127.0.0.1 (0: any free)."),
 ) -> None:
@@ -49,6 +51,7 @@ def daemon(
     from spraycv.config.loader import load_config, merge
     from spraycv.io.native_logs import quiet_native_logs
     from spraycv.stream.daemon import Daemon, DaemonStartError
+    from spraycv.stream.database import is_server_url
     from spraycv.stream.logs import setup_json_logging
 
     setup_json_logging()  # before the config, so that its errors are JSON lines too
@@ -59,7 +62,7 @@ def daemon(
         if source:
             extra["sources"] = source_entries(source)
         if db is not None:
-            extra["store"] = {"path": str(db)}
+            extra["store"] = {"url" if is_server_url(db) else "path": db}
         if weights is not None:
             extra["inference"] = {"weights": str(weights)}
         if port is not None:

@@ -17,6 +17,11 @@ def dashboard(
     daemon_config: str | None = typer.Option(
         None, help="That daemon's YAML config, for the spec bands of the trend chart."
     ),
+    db: str | None = typer.Option(
+        None,
+        help="A fleet's database (postgresql://role@host/db, or a SQLite file): the "
+        "Fleet view and History over every machine (default: $SPRAYCV_DB).",
+    ),
 ) -> None:
     """Start the dashboard on http://127.0.0.1:PORT (Ctrl+C stops it)."""
     from spraycv.dashboard.launch import dashboard_command
@@ -26,6 +31,8 @@ def dashboard(
         env["SPRAYCV_DAEMON_URL"] = daemon_url
     if daemon_config:
         env["SPRAYCV_DAEMON_CONFIG"] = daemon_config
+    if db:
+        env["SPRAYCV_DB"] = db
     command = dashboard_command(port, env)
     typer.echo(f"spraycv dashboard on http://127.0.0.1:{port}", err=True)
     # exec: Ctrl+C and SIGTERM go straight to Streamlit, which shuts the embedded daemon down

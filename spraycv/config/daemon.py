@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import socket
 from pathlib import Path
 from typing import Literal
 
@@ -84,11 +85,22 @@ class AlarmConfig(StrictModel):
 
 
 class StoreConfig(StrictModel):
-    """SQLite persistence."""
+    """Where measurements go: a SQLite file (the default), or a PostgreSQL server shared by a
+    fleet (url; docs/fleet.md), reached through a local spool that outlasts outages."""
 
     path: Path = Path("outputs/daemon/spraycv.sqlite")
     flush_every_s: float = Field(default=0.5, gt=0)  # at most this long between commits
     retention_days: float | None = Field(default=30.0, gt=0)  # None keeps everything
+    # postgresql://role@host/db?sslmode=verify-full; None: the SQLite file at `path`
+    url: str | None = Field(default=None, pattern=r"^postgres(ql)?://")
+    site: str = Field(default="default", min_length=1)  # on every row: a farm, a lab
+    machine: str = Field(default_factory=socket.gethostname, min_length=1)  # unique per daemon
+    spool_path: Path = Path("outputs/daemon/spool.sqlite")  # batches not yet on the server
+    pool_size: int = Field(default=2, ge=1, le=20)  # connections to the server, at most
+    connect_timeout_s: float = Field(default=5.0, gt=0)
+    retry_s: float = Field(default=1.0, gt=0)  # between attempts while the link is down
+    drain_on_stop_s: float = Field(default=5.0, ge=0)  # forwarding at a stop; the rest waits
+    migrate: bool = True  # False for a role that may not change the schema (docs/fleet.md)
 
 
 class ApiConfig(StrictModel):

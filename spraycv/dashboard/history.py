@@ -116,7 +116,10 @@ def angle_series(measurements: pd.DataFrame) -> pd.DataFrame:
     df = measurements[measurements["nozzle_id"].notna()].copy()
     smoothed = pd.to_numeric(df["smoothed_angle_deg"], errors="coerce")
     df["angle_deg"] = smoothed.fillna(pd.to_numeric(df["included_angle_deg"], errors="coerce"))
-    df["series"] = df["source"] + " / nozzle " + df["nozzle_id"].astype(int).astype(str)
+    place = df["source"]
+    if "machine" in df and df["machine"].nunique() > 1:  # a fleet: sources repeat per machine
+        place = df["machine"] + " / " + place
+    df["series"] = place + " / nozzle " + df["nozzle_id"].astype(int).astype(str)
     df["time"] = df["when"]
     df = df.dropna(subset=["angle_deg"])
     df["segment"] = segments(df, "series")

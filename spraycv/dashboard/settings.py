@@ -16,6 +16,7 @@ ENV_CONFIG = "SPRAYCV_DAEMON_CONFIG"  # its YAML config: the spec bands (the API
 ENV_MAX_UPLOAD_MB = "SPRAYCV_DASHBOARD_MAX_UPLOAD_MB"  # also Streamlit's server.maxUploadSize
 ENV_REFRESH_S = "SPRAYCV_DASHBOARD_REFRESH_S"
 ENV_OUTPUT_DIR = "SPRAYCV_DASHBOARD_DIR"  # the embedded daemon's database and alarm snapshots
+ENV_DB = "SPRAYCV_DB"  # a fleet's database (postgresql://...): the Fleet view, History from it
 
 
 def _float(environ: Mapping[str, str], name: str, default: float, low: float, high: float) -> float:
@@ -36,6 +37,11 @@ class Settings:
     max_pixels: int  # the image limit shared with the CLI (spraycv.io.images)
     refresh_s: float
     output_dir: Path
+    db_url: str | None = None  # set: the fleet dashboard, reading the database directly
+
+    @property
+    def fleet(self) -> bool:
+        return self.db_url is not None
 
     @property
     def max_upload_bytes(self) -> int:
@@ -55,4 +61,5 @@ def load_settings(environ: Mapping[str, str] | None = None) -> Settings:
         # faster than 0.5 s only loads the daemon; slower than 10 s is no longer "live"
         refresh_s=_float(env, ENV_REFRESH_S, 1.5, 0.5, 10.0),
         output_dir=Path(env.get(ENV_OUTPUT_DIR, REPO_ROOT / "outputs" / "dashboard")),
+        db_url=env.get(ENV_DB, "").strip() or None,
     )

@@ -22,6 +22,7 @@ from spraycv.paths import default_weights
 from spraycv.redact import redact_credentials
 from spraycv.runtime.predictor import Predictor
 from spraycv.stream.daemon import Daemon, DaemonStartError
+from spraycv.stream.store import StoreReader
 
 
 def _card_css() -> str:
@@ -78,6 +79,16 @@ def _stop_daemon(daemon: Daemon) -> None:
 def get_embedded_daemon(output_dir: str) -> Daemon:
     """One embedded daemon per process, started on first use, shared by every session."""
     return start_embedded_daemon(Path(output_dir), get_predictor())
+
+
+def _close_store(store: StoreReader) -> None:
+    store.close()
+
+
+@st.cache_resource(on_release=_close_store)
+def get_store(location: str) -> StoreReader:
+    """One reader (one bounded pool) per database and process, shared by every session."""
+    return StoreReader(location, query_timeout_s=30.0)
 
 
 @dataclass(frozen=True)

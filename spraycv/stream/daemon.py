@@ -22,7 +22,8 @@ from spraycv.runtime.predictor import Predictor, load_predictor
 from spraycv.stream.api import ApiServer, HealthStatus
 from spraycv.stream.metrics import Metrics
 from spraycv.stream.reader import SourceReader, SourceState
-from spraycv.stream.store import StoreError, StoreReader, StoreWriter
+from spraycv.stream.spool import open_fleet_writer
+from spraycv.stream.store import Origin, StoreError, StoreReader, StoreWriter
 from spraycv.stream.worker import InferenceWorker
 
 log = logging.getLogger("spraycv.stream.daemon")
@@ -62,11 +63,15 @@ def load_refiner(config: DaemonConfig) -> Refiner | None:
 
 
 def open_writer(config: DaemonConfig) -> StoreWriter:
-    """Create or migrate the database and start nothing yet."""
+    """Create or migrate a SQLite file, or open the spool of a server; start nothing yet."""
+    store = config.store
     try:
+        if store.url is not None:
+            return open_fleet_writer(store)
         return StoreWriter(
-            config.store.path, config.store.flush_every_s, config.store.retention_days
-        )
+            store.path, store.flush_every_s, store.retention_days,
+            origin=Origin(store.site, store.machine),
+        )  # fmt: skip
     except StoreError as exc:
         raise DaemonStartError(str(exc)) from None
 
@@ -91,7 +96,9 @@ class Daemon:
         self.readers = {
             s.name: SourceReader(s, config.reconnect, self._wake) for s in config.sources
         }
-        self.store = StoreReader(config.store.path, query_timeout_s=config.api.request_timeout_s)
+        self.store = StoreReader(
+            config.store.url or config.store.path, config.api.request_timeout_s, pool_size=2
+        )
         # Everything that can fail is checked before the disk is touched: the API port, then
         # the model (seconds); only then is the database created or migrated.
         with contextlib.ExitStack() as undo:
@@ -122,7 +129,9 @@ class Daemon:
             extra={
                 "sources": {n: redact_credentials(r.config.url) for n, r in self.readers.items()},
                 "model": self.predictor.name,
-                "db": str(self.config.store.path),
+                "db": self.writer.location,
+                "site": self.writer.origin.site,
+                "machine": self.writer.origin.machine,
                 "api": self.api.url if self.api else None,
             },
         )
@@ -140,6 +149,7 @@ class Daemon:
         self.writer.close(timeout)
         if self.api is not None:
             self.api.stop()
+        self.store.close()
         for reader in self.readers.values():
             # A reader inside OpenCV's open or read must come back before the interpreter
             # exits: a thread unwound inside OpenCV at exit aborts the process.
@@ -188,6 +198,7 @@ class Daemon:
             "model": self.predictor.name,
             "backend": self.predictor.backend,
             "sources": states,
+            "store": self.writer.status(),
         }
 
     def sources_status(self) -> list[dict[str, Any]]:
@@ -251,6 +262,10 @@ class Daemon:
             "measurements_written_total", lambda: {(): writer.measurements_written}, kind="counter"
         )
         m.gauge("store_errors_total", lambda: {(): writer.errors}, kind="counter")
+        m.describe("spool_depth", "frames and events spooled locally, not yet on the server")
+        m.gauge("spool_depth", lambda: {(): writer.status()["spool_depth"]})
+        m.describe("store_link_up", "1 while the database answers (always 1 for a local file)")
+        m.gauge("store_link_up", lambda: {(): float(writer.status()["link"] in ("up", "local"))})
         m.gauge("resident_memory_bytes", lambda: {(): _rss_bytes()})
         if self.api is not None:
             api = self.api

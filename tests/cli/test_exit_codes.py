@@ -55,6 +55,9 @@ CASES: list[tuple[list[str], ExitCode, str]] = [
     (["label", "lines", "{tmp}"], BAD, "no images in {tmp}"),
     (["label", "lines-from-render", "{tmp}"], BAD, "{tmp}: labels.jsonl not found"),
     (["refiner", "train", "--config", "{tmp}/no.yaml"], BAD, "config file not found"),
+    (["db", "migrate", "{tmp}/no/db.sqlite"], BAD, "{tmp}/no/db.sqlite: cannot open the database"),
+    (["db", "grant", "{tmp}/db.sqlite", "--daemon-role", "A-b"], BAD, "role name 'A-b'"),
+    (["db", "prune", "{tmp}/no/db.sqlite", "--days", "1"], BAD, "cannot open the database"),
 ]
 
 CASE_IDS = [" ".join(args[:2]) for args, *_ in CASES]

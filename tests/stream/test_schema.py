@@ -35,7 +35,11 @@ from spraycv.stream.store import (
     open_store,
     sql_columns,
     table_columns,
+    table_layout,
 )
+
+# what the writer adds to a record's columns: where the row comes from, its slot in its frame
+STAMPED = {"site", "machine", "slot"}
 
 # sha256 of each shipped migration: a migration may be appended, never edited (a database
 # migrated by an older spraycv would otherwise differ from a fresh one).
@@ -74,7 +78,8 @@ def stored_rows(path: Path, records: list[NozzleRecord]) -> list[dict]:
     writer.start()
     writer.put(FrameRecord(1000.0, "cam", 7, 640, 480, 0.05, records))
     writer.close()
-    return [{k: v for k, v in r.items() if k != "id"} for r in StoreReader(path).measurements()]
+    rows = StoreReader(path).measurements()
+    return [{k: v for k, v in r.items() if k != "id" and k not in STAMPED} for r in rows]
 
 
 def test_to_dict_the_record_and_the_table_hold_the_same_columns(tmp_path: Path) -> None:
@@ -86,8 +91,10 @@ def test_to_dict_the_record_and_the_table_hold_the_same_columns(tmp_path: Path) 
                    "spec_status", "model", "backend"]  # fmt: skip
     assert list(record(m).to_dict()) == own + exported == list(MEASUREMENT_COLUMNS)
     conn = open_store(tmp_path / "db.sqlite")
-    assert table_columns(conn, "measurements") == sql_columns(nozzle_columns())
-    assert table_columns(conn, "events") == sql_columns(EVENT_COLUMNS)
+    assert table_columns(conn, "measurements") == sql_columns(table_layout("measurements"))
+    assert table_columns(conn, "events") == sql_columns(table_layout("events"))
+    assert table_layout("measurements")[: len(MEASUREMENT_COLUMNS)] == nozzle_columns()
+    assert table_layout("events")[: len(EVENT_COLUMNS)] == EVENT_COLUMNS
     conn.close()
     # and a stored row reads back as the record: same names, same values
     assert stored_rows(tmp_path / "db.sqlite", [record(m)]) == [record(m).to_dict()]
@@ -129,7 +136,7 @@ def test_a_new_field_is_one_edit_and_one_migration(tmp_path: Path) -> None:
     assert (new.name, new.kind) == ("droplet_density", float)
     assert m.to_dict()["droplet_density"] == record(m).to_dict()["droplet_density"] == 3.5
     conn = open_store(tmp_path / "db.sqlite")
-    wanted = sql_columns(nozzle_columns(WithDensity))
+    wanted = sql_columns((*nozzle_columns(WithDensity), *table_layout("measurements")[-3:]))
     assert wanted.items() - table_columns(conn, "measurements").items() == {
         ("droplet_density", "REAL")
     }
@@ -137,7 +144,8 @@ def test_a_new_field_is_one_edit_and_one_migration(tmp_path: Path) -> None:
     conn.executescript("ALTER TABLE measurements ADD COLUMN droplet_density REAL;")
     assert table_columns(conn, "measurements") == wanted
     with conn:
-        conn.execute(insert_sql("measurements", tuple(wanted)), record(m).to_dict())
+        row = {**record(m).to_dict(), "site": "s", "machine": "m", "slot": 0}
+        conn.execute(insert_sql("measurements", tuple(wanted)), row)
     assert conn.execute("SELECT droplet_density FROM measurements").fetchone()[0] == 3.5
     conn.close()
 
@@ -185,7 +193,7 @@ def test_an_older_database_migrates_and_keeps_its_rows(tmp_path: Path, version: 
         conn.execute("INSERT INTO events (time, source, kind) VALUES (1.0, 'cam', 'source_lost')")
     conn = open_store(path)
     assert conn.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION
-    assert table_columns(conn, "measurements") == sql_columns(nozzle_columns())
+    assert table_columns(conn, "measurements") == sql_columns(table_layout("measurements"))
     conn.close()
     new = stored_rows(path, [record(measured())])
     old = new[0]
