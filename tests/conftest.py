@@ -19,6 +19,16 @@ TINY_IO = ModelIO((64, 64), (0.485, 0.456, 0.406), (0.229, 0.224, 0.225))
 
 
 @pytest.fixture(scope="session")
+def shipped_pipeline():
+    """The shipped model's whole pipeline (with the refiner beside it), one thread: what the
+    daemon, the dashboard and `predict` read images with."""
+    from spraycv.measure import load_measurer
+    from spraycv.paths import default_weights
+
+    return load_measurer(default_weights(), threads=1)
+
+
+@pytest.fixture(scope="session")
 def tiny_checkpoint() -> Callable[..., tuple[Path, torch.nn.Module, dict]]:
     """Factory: save an untrained model as a checkpoint; returns (weights, model, sidecar).
 

@@ -18,7 +18,6 @@ from spraycv.config.daemon import ApiConfig
 from spraycv.dashboard import history, live, models, ui
 from spraycv.dashboard.client import DaemonClient
 from spraycv.measure import measure_image
-from spraycv.runtime.predictor import Predictor
 from spraycv.stream.api import ApiServer
 from spraycv.stream.records import Event, EventKind
 
@@ -150,13 +149,11 @@ def analyse_sample(name: str, frames: int | None = None) -> AppTest:
 
 
 @pytest.mark.parametrize("image", [p.name for p in sample_images()[:2]])
-def test_analyse_sample_image_equals_measure_image(
-    image: str, shipped_predictor: Predictor
-) -> None:
+def test_analyse_sample_image_equals_measure_image(image: str, shipped_pipeline) -> None:
     at = analyse_sample(image)
     table = at.dataframe[0].value
     path = next(p for p in sample_images() if p.name == image)
-    _, expected = measure_image(cv2.imread(str(path)), shipped_predictor)  # with its apex peaks
+    _, expected = measure_image(cv2.imread(str(path)), shipped_pipeline)  # peaks and refiner
     assert len(table) == len(expected) > 0
     assert list(table["file"]) == [image] * len(expected)
     for got, want in zip(table["included_angle_deg"], expected, strict=True):
@@ -175,13 +172,13 @@ def test_analyse_sample_video_samples_frames() -> None:
     assert len(at.get("image")) == 2
 
 
-def test_analyse_upload_is_measured(shipped_predictor: Predictor) -> None:
+def test_analyse_upload_is_measured(shipped_pipeline) -> None:
     path = sample_images()[-1]
     at = run(page("1_Analyse"))
     at.file_uploader(key="analyse_files").set_value((path.name, path.read_bytes(), "image/jpeg"))
     at.run()
     assert not at.exception and not at.error
-    expected = [m for m in measure_image(cv2.imread(str(path)), shipped_predictor)[1] if m.ok]
+    expected = [m for m in measure_image(cv2.imread(str(path)), shipped_pipeline)[1] if m.ok]
     got = at.dataframe[0].value["included_angle_deg"].dropna()
     assert list(got) == pytest.approx([m.included_angle_deg for m in expected], abs=1e-6)
 

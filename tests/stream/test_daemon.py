@@ -36,7 +36,7 @@ def inferred(daemon: Daemon, source: str | None = None) -> int:
 
 
 def test_every_inferred_frame_is_stored_with_the_geometry_of_that_frame(
-    daemon_config, shipped_predictor
+    daemon_config, shipped_predictor, shipped_pipeline
 ) -> None:
     cfg = daemon_config([{"name": "demo", "url": str(SAMPLE_VIDEO)}])
     daemon = Daemon(cfg, shipped_predictor).start()
@@ -50,7 +50,7 @@ def test_every_inferred_frame_is_stored_with_the_geometry_of_that_frame(
     assert counts["measurements"] == summary["measurements_written"] > 0
     # the stored angles are those of the geometry on the model's mask (and apex peaks) of
     # that very frame
-    _, expected = measure_image(latest.frame.image, shipped_predictor, config=cfg.geometry)
+    _, expected = measure_image(latest.frame.image, shipped_pipeline, config=cfg.geometry)
     rows = StoreReader(cfg.store.path).frame_measurements("demo", latest.frame.number)
     got = sorted(r["included_angle_deg"] for r in rows if r["included_angle_deg"] is not None)
     want = sorted(m.included_angle_deg for m in expected if m.ok)

@@ -1,0 +1,40 @@
+"""Ship a trained refiner beside the default model: weights/default.refiner.safetensors (fp16).
+
+The loader finds it there (spraycv.formats.refiner_companion), so every path that loads the
+shipped model (predict, measure, the daemon, the dashboard, bench, eval) then refines. Ship
+one only when `spraycv eval --refiner R` beats the shipped pipeline on the held-out sets
+(docs/experiments.md); the figures given here go into its sidecar.
+
+Usage:
+    python scripts/ship_refiner.py runs/refiner/best.safetensors --metrics FILE [FILE ...]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+from pathlib import Path
+
+import torch
+
+from spraycv.formats import refiner_companion
+from spraycv.paths import default_weights
+from spraycv.training.checkpoint import load_checkpoint, save_checkpoint
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("weights", type=Path)
+    ap.add_argument("--metrics", type=Path, nargs="*", default=[], help="eval metrics.json")
+    args = ap.parse_args()
+    model, meta = load_checkpoint(args.weights)
+    meta.pop("encoder_converted_from", None)
+    evaluated = {str(p.parent.name): json.loads(p.read_text()) for p in args.metrics}
+    sidecar = {**meta, "shipped_from": str(args.weights), "heldout_figures": evaluated}
+    out = refiner_companion(default_weights())
+    save_checkpoint(out, model, sidecar, dtype=torch.float16)
+    print(f"shipped {args.weights} (step {meta.get('step')}) -> {out}")
+
+
+if __name__ == "__main__":
+    main()
