@@ -2,16 +2,21 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import typer
 
 from spraycv.cli.errors import ExitCode, bad_request, exits, one_line
-from spraycv.cli.models import load_model
+from spraycv.cli.models import load_pipeline
 from spraycv.config.loader import ConfigError
 from spraycv.io.images import ImageReadError
 from spraycv.label.lines import LineTruthError
+
+if TYPE_CHECKING:
+    from spraycv.measure import Measurer
 
 
 @exits(  # --data holds no truth, a bad lines.json, or a photo it names cannot be read
@@ -29,7 +34,12 @@ def evaluate(
     out: Path = typer.Option(Path("outputs/eval"), help="Where to write metrics and plots."),
     limit: int | None = typer.Option(None, help="Evaluate only the first N images."),
     refiner: Path | None = typer.Option(
-        None, help="A near-orifice refiner (.safetensors or .onnx) to re-read each plume."
+        None,
+        help="A near-orifice refiner (.safetensors or .onnx) in place of the one stored "
+        "beside the weights.",
+    ),
+    refine: bool = typer.Option(
+        True, help="Re-read each plume near its orifice (--no-refine: the model's mask only)."
     ),
     truth: str = typer.Option(
         "auto",
@@ -45,11 +55,10 @@ def evaluate(
     """
     from spraycv.evaluation.plots import plot_angle_histogram
     from spraycv.evaluation.truth import TRUTH_CHOICES, truth_kind
-    from spraycv.measure import Measurer
 
     if truth not in TRUTH_CHOICES:
         raise typer.BadParameter(f"one of {', '.join(TRUTH_CHOICES)}", param_hint="--truth")
-    segmenter = Measurer(_segmenter(weights), refiner=_refiner(refiner))
+    segmenter = _pipeline(weights, refine, refiner)
     kind = truth_kind(data, truth)
     report = kind.evaluate(segmenter, data, limit=limit)
     report.write(out)
@@ -91,12 +100,19 @@ def compare(
         raise typer.Exit(ExitCode.INPUTS_FAILED)
 
 
-def _segmenter(weights: str):
+def _pipeline(weights: str, refine: bool, refiner: Path | None) -> Measurer:
+    """The pipeline evaluated: the model's own (with the refiner beside it), the classical
+    segmenter, or the model with another refiner."""
+    from spraycv.measure import Measurer
+
     if weights == "classical":
         from spraycv.segment.classical import segment_classical
 
-        return segment_classical
-    return load_model(weights)
+        return Measurer(segment_classical)
+    pipeline = load_pipeline(weights, refine=refine and refiner is None)
+    if refine and refiner is not None:
+        pipeline = dataclasses.replace(pipeline, refiner=_refiner(refiner))
+    return pipeline
 
 
 def _refiner(weights: Path | None):
