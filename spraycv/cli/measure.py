@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import math
 import sys
 from pathlib import Path
 
@@ -13,20 +12,21 @@ import typer
 from spraycv.cli.batch import Batch, max_pixels_option, plan_inputs
 from spraycv.cli.errors import exits
 from spraycv.cli.models import load_pipeline
+from spraycv.cli.table import TableColumn, print_table
 from spraycv.config.geometry import BandConfig, GeometryConfig
 from spraycv.geometry import MeasureHints
 from spraycv.measure import FileResult, InputKind, Measurer, Segmenter, measure_file
 from spraycv.segment.classical import segment_classical
 
-TABLE_COLUMNS = (  # (header, record key, format)
-    ("source", "source", "{}"),
-    ("nozzle", "index", "{}"),
-    ("included", "included_angle_deg", "{:.2f}"),
-    ("left", "half_angle_left_deg", "{:.2f}"),
-    ("right", "half_angle_right_deg", "{:.2f}"),
-    ("tilt", "tilt_deg", "{:.1f}"),
-    ("length_px", "length_px", "{:.0f}"),
-    ("flags", "flags", "{}"),
+TABLE_COLUMNS = (
+    TableColumn("source", "source"),
+    TableColumn("nozzle", "index"),
+    TableColumn("included", "included_angle_deg", "{:.2f}"),
+    TableColumn("left", "half_angle_left_deg", "{:.2f}"),
+    TableColumn("right", "half_angle_right_deg", "{:.2f}"),
+    TableColumn("tilt", "tilt_deg", "{:.1f}"),
+    TableColumn("length_px", "length_px", "{:.0f}"),
+    TableColumn("flags", "flags"),
 )
 
 
@@ -46,22 +46,6 @@ def _records(result: FileResult) -> list[dict]:
         row = {"source": str(result.source), "input": result.kind, **m.to_dict()}
         rows.append(row)
     return rows
-
-
-def _cell(fmt: str, value: object) -> str:
-    if value is None or (isinstance(value, float) and math.isnan(value)):
-        return "-"
-    if isinstance(value, list | tuple):
-        return ",".join(str(v) for v in value) or "-"
-    return fmt.format(value)
-
-
-def _print_table(rows: list[dict]) -> None:
-    cells = [[h for h, _, _ in TABLE_COLUMNS]]
-    cells += [[_cell(f, r.get(k)) for _, k, f in TABLE_COLUMNS] for r in rows]
-    widths = [max(len(row[i]) for row in cells) for i in range(len(TABLE_COLUMNS))]
-    for row in cells:
-        typer.echo("  ".join(c.ljust(w) for c, w in zip(row, widths, strict=True)).rstrip())
 
 
 @exits()
@@ -115,7 +99,7 @@ def measure(
                 continue
             rows += _emit(result, as_json, overlay_dir)
     if not as_json:
-        _print_table(rows)
+        print_table(TABLE_COLUMNS, rows)
     batch.finish()
 
 

@@ -6,7 +6,7 @@ import csv
 import json
 import sys
 from contextlib import ExitStack
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -17,6 +17,8 @@ import typer
 from spraycv.cli.batch import Batch, max_pixels_option, plan_inputs
 from spraycv.cli.errors import exits
 from spraycv.cli.models import load_pipeline
+from spraycv.cli.steadiness import STEADINESS_COLUMNS, VideoSteadiness
+from spraycv.cli.table import TableColumn, print_table
 from spraycv.io.video import VideoReadError, is_url, is_video, open_video
 from spraycv.measure import measure_file, measure_image
 from spraycv.viz.overlay import draw_overlay
@@ -42,6 +44,15 @@ class _Records:
             self.count += 1
 
 
+IMAGE_COLUMNS = (
+    TableColumn("source", "source"),
+    TableColumn("nozzle", "index"),
+    TableColumn("included", "included_angle_deg", "{:.2f}"),
+    TableColumn("confidence", "confidence", "{:.2f}"),
+    TableColumn("flags", "flags"),
+)
+
+
 @dataclass
 class _Run:
     """What every input of one `predict` run shares."""
@@ -54,6 +65,17 @@ class _Run:
     overlays: bool
     max_frames: int | None
     max_pixels: int
+    image_rows: list[dict[str, Any]] = field(default_factory=list)  # the closing tables
+    video_rows: list[dict[str, Any]] = field(default_factory=list)
+
+    def print_tables(self) -> None:
+        """Each image's nozzles, then each video's nozzles and how steady they read."""
+        for columns, rows in (
+            (IMAGE_COLUMNS, self.image_rows),
+            (STEADINESS_COLUMNS, self.video_rows),
+        ):
+            if rows:
+                print_table(columns, rows)
 
 
 def _predict_image(run: _Run, source: str) -> None:
@@ -64,6 +86,7 @@ def _predict_image(run: _Run, source: str) -> None:
         return
     assert result.image is not None and result.mask is not None  # measured, so both set
     run.records.write(source, None, result.measurements)
+    run.image_rows += [{"source": source, **m.to_dict()} for m in result.measurements]
     if run.overlays:
         picture = draw_overlay(result.image, result.mask, result.measurements)
         cv2.imwrite(str(run.out / "overlays" / f"{Path(source).stem}_overlay.png"), picture)
@@ -80,11 +103,13 @@ def _predict_video(run: _Run, source: str) -> None:
     overlay_path = run.out / f"{'stream' if is_url(source) else Path(source).stem}_overlay.mp4"
     writer: cv2.VideoWriter | None = None
     read = 0
+    steadiness = VideoSteadiness(source, video.fps, video.expected(run.max_frames))
     try:
         run.bar.total = (run.bar.total or 0) + video.expected(run.max_frames)
         for index, frame in enumerate(video.frames(run.max_frames)):
             mask, measurements = measure_image(frame, run.predictor)
             run.records.write(source, index, measurements)
+            steadiness.add(index, measurements)
             read += 1
             run.bar.update()
             if run.overlays:
@@ -95,6 +120,7 @@ def _predict_video(run: _Run, source: str) -> None:
         video.release()
         if writer is not None:
             writer.release()
+        run.video_rows += steadiness.rows()
     problem = video.shortfall(read, run.max_frames)
     problem = problem or (None if read else f"{source}: no frame could be read from it")
     if problem:
@@ -128,6 +154,9 @@ def predict(
 
     Writes OUT/measurements.jsonl and OUT/measurements.csv (one record per nozzle, with its
     source file and frame), and overlays: OUT/overlays/<name>.png, OUT/<video>_overlay.mp4.
+    Prints each image's nozzles, and each video's nozzles (tracked as the daemon does) with
+    how steadily they read: SD and range of the angle and the apex's SD, frame by frame and
+    smoothed. An unreliable reading shows its reason in place of its angle.
     Exits 1 if an input could not be read or measured, or a video ends before the frame
     count its container announces (the others are still measured and written); 2 on a bad
     option, weights that cannot be loaded, or sources that name no file at all.
@@ -146,5 +175,6 @@ def predict(
         for source in inputs:
             with batch.item(source):
                 (_predict_video if is_video(source) else _predict_image)(run, source)
+    run.print_tables()
     typer.echo(f"{records.count} measurement(s) from {predictor.name} written under {out}")
     batch.finish()

@@ -67,13 +67,30 @@ class InferenceConfig(StrictModel):
 
 
 class TrackingConfig(StrictModel):
-    """Stable nozzle ids across frames, and the smoothing of their angles."""
+    """Stable nozzle ids across frames, the smoothing of their readings, and their spread.
+
+    Smoothing is temporal: a nozzle's smoothed angle and apex pool its last `window`
+    reliable readings (an unreliable or unmeasured one is skipped). The model's masks of a
+    steady spray flicker with its droplets and mist, so one frame's angle scatters by a few
+    degrees (docs/benchmarks.md, "Steady spray"); the window's trimmed mean reads it to
+    within a degree. The raw reading of every frame is kept and reported beside it.
+    """
 
     max_match_px: float = Field(default=40.0, gt=0)  # apex distance for the same nozzle
     forget_after_s: float = Field(default=30.0, gt=0)  # a track unseen this long is dropped
-    smoothing: Literal["median", "ema", "none"] = "median"
-    window: int = Field(default=5, ge=1)  # frames in the median window
+    smoothing: Literal["trimmed_mean", "median", "ema", "none"] = "trimmed_mean"
+    # reliable readings pooled by trimmed_mean and median (at 5 fps: 3 s)
+    window: int = Field(default=15, ge=1)
+    # trimmed_mean drops this share of the window at each end (a glitch is dropped, the
+    # rest averaged: steadier than the median, as robust to one wild frame)
+    trim_fraction: float = Field(default=0.2, ge=0, lt=0.5)
+    # the apex pools more readings than the angle: a nozzle's orifice does not move while
+    # it sprays, and the apex (where the boundary lines meet) scatters more than the angle
+    apex_window: int = Field(default=30, ge=1)
     ema_alpha: float = Field(default=0.3, gt=0, le=1)
+    # the spread (SD and range) of a nozzle's raw and smoothed readings is taken over its
+    # last this many reliable readings (at 5 fps: 6 s)
+    spread_window: int = Field(default=30, ge=2)
 
 
 class AlarmConfig(StrictModel):

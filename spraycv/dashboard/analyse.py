@@ -200,9 +200,10 @@ def analyse_upload(
     return analysis
 
 
-FIRST_COLUMNS = ["file", "frame", "index", "included_angle_deg", "half_angle_left_deg",
-                 "half_angle_right_deg", "tilt_deg", "length_px", "length_mm", "area_px",
-                 "area_mm2", "coverage_width_mm", "flags"]  # fmt: skip
+# unreliable and confidence next to the angle: a doubtful reading says so where it is read
+FIRST_COLUMNS = ["file", "frame", "index", "included_angle_deg", "unreliable", "confidence",
+                 "half_angle_left_deg", "half_angle_right_deg", "tilt_deg", "length_px",
+                 "length_mm", "area_px", "area_mm2", "coverage_width_mm", "flags"]  # fmt: skip
 
 
 def measurement_table(results: Iterable[Analysed]) -> pd.DataFrame:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
@@ -30,6 +30,7 @@ STATUS_STYLES: dict[SpecStatus, StatusStyle] = {
     SpecStatus.ALARM: StatusStyle("ALARM", "#d93025"),
     SpecStatus.NO_SPEC: StatusStyle("NO SPEC", "#80868b"),
     SpecStatus.NOT_MEASURED: StatusStyle("NOT MEASURED", "#80868b"),
+    SpecStatus.UNRELIABLE: StatusStyle("UNRELIABLE", "#9aa0a6", "#202124"),
 }
 UNKNOWN_STATUS = StatusStyle("UNKNOWN", "#80868b")
 
@@ -42,6 +43,11 @@ def status_style(status: str) -> StatusStyle:
 def fmt_angle(value: float | None) -> str:
     """The one display format of an angle: one decimal and a degree sign (— when missing)."""
     return f"{value:.1f}°" if value is not None and math.isfinite(value) else "—"
+
+
+def reasons_text(unreliable: str) -> str:
+    """'low_edge_contrast;no_apex_support' -> 'low edge contrast, no apex support'."""
+    return ", ".join(r.replace("_", " ") for r in unreliable.split(";") if r)
 
 
 def clock(t: float) -> str:
@@ -62,6 +68,9 @@ class NozzleCard:
     rule: SpecRule | None
     length_mm: float | None = None  # with the source's calibration (mm_per_px)
     coverage_width_mm: float | None = None  # with the rig's nozzle height
+    unreliable: str = ""  # why this frame's reading cannot be used ('' when it can)
+    confidence: float | None = None
+    spread: Mapping[str, Any] | None = None  # /latest's {"raw": Spread, "smoothed": Spread}
 
     @property
     def calibrated_text(self) -> str:
@@ -88,7 +97,29 @@ class NozzleCard:
 
     @property
     def raw_text(self) -> str:
+        """'raw 55.1°', or for an unreliable reading its reason in place of the angle."""
+        if self.unreliable:
+            return f"unreliable: {reasons_text(self.unreliable)}"
         return f"raw {fmt_angle(self.raw_deg)}"
+
+    @property
+    def tint(self) -> str:
+        """What the card's colour says: its status, or greyed out (the unreliable status's
+        grey) for an unreliable reading, even with an alarm open."""
+        return str(SpecStatus.UNRELIABLE) if self.unreliable else self.status
+
+    @property
+    def spread_text(self) -> str:
+        """The steadiness of the last readings, smoothed (as shown) then raw; '' before two."""
+        smoothed, raw = (self.spread or {}).get("smoothed"), (self.spread or {}).get("raw")
+        if not smoothed or not raw or smoothed.get("angle_sd_deg") is None:
+            return ""
+        return (
+            f"last {smoothed['n']}: SD {smoothed['angle_sd_deg']:.1f}°, range "
+            f"{smoothed['angle_range_deg']:.1f}° · apex SD {smoothed['apex_sd_px']:.1f} px, "
+            f"range {smoothed['apex_range_px']:.1f} px · raw SD {raw['angle_sd_deg']:.1f}°, "
+            f"apex {raw['apex_sd_px']:.1f} px"
+        )
 
     @property
     def spec_text(self) -> str:
@@ -115,6 +146,9 @@ def nozzle_cards(record: dict[str, Any], specs: SpecTable | None = None) -> list
             rule=specs.rule(record["source"], n["nozzle_id"]),
             length_mm=n.get("length_mm"),
             coverage_width_mm=n.get("coverage_width_mm"),
+            unreliable=n.get("unreliable") or "",
+            confidence=n.get("confidence"),
+            spread=n.get("spread"),
         )
         for n in record.get("nozzles", [])
         if n.get("nozzle_id") is not None
@@ -233,7 +267,8 @@ def segments(df: pd.DataFrame, group: str, gap_s: float = GAP_S) -> pd.Series:
 def trend_frame(rows: Iterable[dict[str, Any]]) -> pd.DataFrame:
     """Measurement rows -> one row per placed nozzle and frame: time, 'Nozzle N', angles.
 
-    angle_deg is the smoothed angle (the one the spec is checked on), raw_deg the frame's.
+    angle_deg is the smoothed angle (the one the spec is checked on), raw_deg the frame's
+    (empty where the reading was unreliable).
     """
     df = pd.DataFrame(list(rows))
     if df.empty or "nozzle_id" not in df:
@@ -242,6 +277,8 @@ def trend_frame(rows: Iterable[dict[str, Any]]) -> pd.DataFrame:
     df["time"] = local_times(df["time"])
     df["nozzle"] = "Nozzle " + df["nozzle_id"].astype(int).astype(str)
     raw = pd.to_numeric(df["included_angle_deg"], errors="coerce")
+    if "unreliable" in df:  # an unreliable reading is no angle to draw
+        raw = raw.where(df["unreliable"].fillna("") == "")
     df["angle_deg"] = pd.to_numeric(df["smoothed_angle_deg"], errors="coerce").fillna(raw)
     df["raw_deg"] = raw
     df["segment"] = segments(df, "nozzle")

@@ -22,15 +22,24 @@ from spraycv.paths import default_weights
 from spraycv.redact import redact_credentials
 from spraycv.runtime.predictor import Predictor
 from spraycv.stream.daemon import Daemon, DaemonStartError
+from spraycv.stream.records import SpecStatus
 from spraycv.stream.store import StoreReader
 
 
 def _card_css() -> str:
-    """A tinted card with a thick coloured edge per status (cards are keyed by status)."""
+    """A tinted card with a thick coloured edge per status (cards are keyed by their tint:
+    the status, or the unreliable status for an unreliable reading, its numbers greyed)."""
+    grey = STATUS_STYLES[SpecStatus.UNRELIABLE].colour
     return "\n".join(
-        f'div[class*="st-key-nozzle-{status}-"] {{ border-left: 12px solid {style.colour};'
-        f" background: {style.colour}1a; }}"
-        for status, style in STATUS_STYLES.items()
+        [
+            *(
+                f'div[class*="st-key-nozzle-{status}-"] {{ border-left: 12px solid {style.colour};'
+                f" background: {style.colour}1a; }}"
+                for status, style in STATUS_STYLES.items()
+            ),
+            f'div[class*="st-key-nozzle-{SpecStatus.UNRELIABLE}-"] [data-testid="stMetricValue"]'
+            f" {{ color: {grey}; }}",
+        ]
     )
 
 
@@ -185,10 +194,12 @@ def status_pill(card: NozzleCard) -> str:
 
 
 def nozzle_card(card: NozzleCard) -> None:
-    """A card tinted by status: nozzle, big smoothed angle, raw angle, status pill and spec."""
-    with st.container(border=True, key=f"nozzle-{card.status}-{card.source}-{card.nozzle_id}"):
+    """A card tinted by status (greyed out for an unreliable reading): nozzle, big smoothed
+    angle, raw angle (or why it is unreliable), status pill and spec, spread, calibration."""
+    with st.container(border=True, key=f"nozzle-{card.tint}-{card.source}-{card.nozzle_id}"):
         st.metric(card.label, card.value_text, delta=card.raw_text, delta_color="off",
                   delta_arrow="off")  # fmt: skip
         st.markdown(status_pill(card), unsafe_allow_html=True)
-        if card.calibrated_text:
-            st.caption(card.calibrated_text)
+        for line in (card.spread_text, card.calibrated_text):
+            if line:
+                st.caption(line)

@@ -187,6 +187,11 @@ class ConeMeasurement:
         """True when angles were measured (finite included angle)."""
         return math.isfinite(self.included_angle_deg)
 
+    @property
+    def reliable(self) -> bool:
+        """Angles measured and not marked unreliable: a reading to check, smooth and alarm on."""
+        return self.ok and not self.unreliable
+
     def to_dict(self) -> dict[str, JsonValue]:
         """Flat JSON-able dict (NaN -> None; flags as a ';'-joined string; no width profile)."""
         return {c.name: c.read(self) for c in exported_columns(type(self))}

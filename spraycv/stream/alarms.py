@@ -23,14 +23,25 @@ class AlarmMonitor:
         self._state: dict[tuple[str, int], _NozzleAlarm] = {}
 
     def update(
-        self, source: str, nozzle_id: int, angle: float | None, rule: SpecRule | None
+        self,
+        source: str,
+        nozzle_id: int,
+        angle: float | None,
+        rule: SpecRule | None,
+        unreliable: str = "",
     ) -> tuple[SpecStatus, EventKind | None]:
-        """(status now, the alarm raised or cleared, if any) for one smoothed angle."""
+        """(status now, the alarm raised or cleared, if any) for one smoothed angle.
+
+        angle: None when the frame did not measure the nozzle; unreliable: the frame's
+        reading was measured but marked unreliable (ConeMeasurement.unreliable). Neither
+        confirms nor clears an alarm, nor counts towards one.
+        """
         if rule is None:
             return SpecStatus.NO_SPEC, None
         state = self._state.setdefault((source, nozzle_id), _NozzleAlarm())
-        if angle is None:  # a missed frame neither confirms nor clears an alarm
-            return (SpecStatus.ALARM if state.active else SpecStatus.NOT_MEASURED), None
+        if unreliable or angle is None:
+            held = SpecStatus.UNRELIABLE if unreliable else SpecStatus.NOT_MEASURED
+            return (SpecStatus.ALARM if state.active else held), None
         if rule.violated_by(angle):
             state.violations += 1
             state.recoveries = 0

@@ -3,7 +3,8 @@
 GET /health                 ok / degraded / failed and source states (503 when failed)
 GET /metrics                Prometheus metrics
 GET /sources                every source's state and counters (URLs without passwords)
-GET /latest[?source=S]      the newest measured frame per source, with its nozzles
+GET /latest[?source=S]      the newest measured frame per source, with its nozzles (and the
+                            spread of each nozzle's recent readings: stream.tracking.Spread)
 GET /frame/S.jpg            the newest annotated frame of source S
 GET /measurements?since=T[&until=U&source=S&limit=N]   stored nozzle measurements
 GET /events?since=T[&until=U&source=S&limit=N]         stored events

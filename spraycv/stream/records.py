@@ -26,6 +26,7 @@ class SpecStatus(str, Enum):
     ALARM = "alarm"
     NO_SPEC = "no_spec"
     NOT_MEASURED = "not_measured"
+    UNRELIABLE = "unreliable"  # measured, but too doubtful to check (the reading says why)
 
     def __str__(self) -> str:
         return self.value
@@ -84,6 +85,9 @@ class NozzleRecord:
     model: str
     backend: str
     measurement: Mapping[str, JsonValue]  # ConeMeasurement.to_dict()
+    # the spread of the nozzle's recent readings (NozzleReading.spread_dict): served by
+    # /latest, not stored (the store keeps every reading, so any window can be recomputed)
+    spread: Mapping[str, Any] | None = None
 
     @classmethod
     def from_measurement(
@@ -98,19 +102,25 @@ class NozzleRecord:
         spec_status: SpecStatus,
         model: str,
         backend: str,
+        spread: Mapping[str, Any] | None = None,
     ) -> NozzleRecord:
         return cls(
             time=time, source=source, frame_no=frame_no, nozzle_id=nozzle_id,
             smoothed_angle_deg=finite_or_none(smoothed), spec_status=spec_status, model=model,
-            backend=backend, measurement=m.to_dict(),
+            backend=backend, measurement=m.to_dict(), spread=spread,
         )  # fmt: skip
 
     def to_dict(self) -> dict[str, JsonValue]:
+        """The stored row: the columns of `nozzle_columns()`."""
         own = {c.name: c.read(self) for c in OWN_NOZZLE_COLUMNS}
         return {**own, **self.measurement}
 
+    def served(self) -> dict[str, Any]:
+        """What /latest serves: the stored row and the spread."""
+        return {**self.to_dict(), "spread": self.spread}
 
-OWN_NOZZLE_COLUMNS = record_columns(NozzleRecord, skip=("measurement",))
+
+OWN_NOZZLE_COLUMNS = record_columns(NozzleRecord, skip=("measurement", "spread"))
 
 
 def nozzle_columns(measurement: type[ConeMeasurement] = ConeMeasurement) -> tuple[Column, ...]:
@@ -131,8 +141,9 @@ class FrameRecord:
     nozzles: list[NozzleRecord] = field(default_factory=list)
 
     def to_dict(self) -> dict[str, Any]:
+        """What /latest serves for the frame (each nozzle's spread included)."""
         own = {f.name: getattr(self, f.name) for f in dataclasses.fields(self)}
-        return {**own, "nozzles": [n.to_dict() for n in self.nozzles]}
+        return {**own, "nozzles": [n.served() for n in self.nozzles]}
 
 
 @dataclass(frozen=True)

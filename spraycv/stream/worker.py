@@ -25,7 +25,7 @@ from spraycv.stream.metrics import Metrics
 from spraycv.stream.reader import Frame, SourceReader, SourceState
 from spraycv.stream.records import Event, EventKind, FrameRecord, NozzleRecord, SpecStatus
 from spraycv.stream.store import StoreWriter
-from spraycv.stream.tracking import NozzleTracker
+from spraycv.stream.tracking import NozzleReading, NozzleTracker
 from spraycv.viz.overlay import draw_overlay
 
 log = logging.getLogger("spraycv.stream.worker")
@@ -182,25 +182,14 @@ class InferenceWorker(threading.Thread):
         measurer = Measurer(self.predictor, hints, self.config.geometry, self.refiner)
         apexes = seg.apexes if self.predictor.has_apex_head else None
         measurements = measurer.read_mask(mask, apexes, frame.image).measurements
-        tracker = self.trackers[frame.source]
-        ids = tracker.assign([m.apex for m in measurements], frame.time)
+        ids = self.trackers[frame.source].assign([m.apex for m in measurements], frame.time)
         nozzles: list[NozzleRecord] = []
         alarms: list[tuple[int, float | None, EventKind]] = []
         for m, nozzle_id in zip(measurements, ids, strict=True):
-            smoothed, status = None, SpecStatus.NOT_MEASURED
-            if nozzle_id is not None:
-                smoothed = tracker.smooth(nozzle_id, m.included_angle_deg if m.ok else None)
-                rule = source.rule_for(nozzle_id, self.config.spec)
-                status, transition = self.alarms.update(frame.source, nozzle_id, smoothed, rule)
-                if transition:
-                    alarms.append((nozzle_id, smoothed, transition))
-            nozzles.append(
-                NozzleRecord.from_measurement(
-                    m, time=frame.time, source=frame.source, frame_no=frame.number,
-                    nozzle_id=nozzle_id, smoothed=smoothed, spec_status=status,
-                    model=self.model_name, backend=self.backend,
-                )
-            )  # fmt: skip
+            record, transition = self._nozzle_record(frame, m, nozzle_id)
+            nozzles.append(record)
+            if transition is not None and nozzle_id is not None:
+                alarms.append((nozzle_id, record.smoothed_angle_deg, transition))
         latency = time.time() - frame.time
         record = FrameRecord(
             frame.time, frame.source, frame.number, frame.image.shape[1], frame.image.shape[0],
@@ -219,6 +208,27 @@ class InferenceWorker(threading.Thread):
             self.latest[frame.source] = latest
         for nozzle_id, angle, kind in alarms:
             self._alarm(latest, nozzle_id, angle, kind)
+
+    def _nozzle_record(
+        self, frame: Frame, m: ConeMeasurement, nozzle_id: int | None
+    ) -> tuple[NozzleRecord, EventKind | None]:
+        """One plume's record (tracked, smoothed, checked against its spec) and the alarm it
+        raised or cleared, if any. A plume without a nozzle id is recorded, not checked."""
+        reading: NozzleReading | None = None
+        status, transition = SpecStatus.NOT_MEASURED, None
+        if nozzle_id is not None:
+            reading = self.trackers[frame.source].observe(nozzle_id, m)
+            rule = self.sources[frame.source].rule_for(nozzle_id, self.config.spec)
+            status, transition = self.alarms.update(
+                frame.source, nozzle_id, reading.angle_deg, rule, m.unreliable
+            )
+        record = NozzleRecord.from_measurement(
+            m, time=frame.time, source=frame.source, frame_no=frame.number,
+            nozzle_id=nozzle_id, smoothed=None if reading is None else reading.angle_deg,
+            spec_status=status, model=self.model_name, backend=self.backend,
+            spread=None if reading is None else reading.spread_dict(),
+        )  # fmt: skip
+        return record, transition
 
     def _alarm(self, latest: Latest, nozzle_id: int, angle: float | None, kind: EventKind) -> None:
         rule = self.sources[latest.frame.source].rule_for(nozzle_id, self.config.spec)

@@ -95,6 +95,46 @@ def test_cards_sorted_by_nozzle_and_unplaced_counted() -> None:
     assert live.nozzle_cards(record(nozzle(0, 1, 1, "ok")))[0].spec_text == "no spec"
 
 
+def test_unreliable_reading_is_greyed_out_with_its_reason() -> None:
+    """The daemon gives an unreliable frame no smoothed angle; the card shows the raw one
+    greyed out, its reason in place of 'raw ...', and the grey unreliable pill."""
+    n = {**nozzle(1, 57.3, None, "unreliable"),
+         "unreliable": "low_edge_contrast;no_apex_support", "confidence": 0.2}  # fmt: skip
+    (card,) = live.nozzle_cards(record(n), SPECS)
+    assert card.raw_text == "unreliable: low edge contrast, no apex support"
+    assert card.tint == "unreliable" and card.style.text == "UNRELIABLE"
+    assert card.confidence == 0.2 and card.value_text == "57.3°"
+    reliable = live.nozzle_cards(record({**nozzle(1, 55.0, 55.2, "ok"), "unreliable": ""}))[0]
+    assert reliable.tint == "ok" and reliable.raw_text == "raw 55.0°"
+
+
+def test_an_open_alarm_stays_red_on_the_pill_but_the_card_is_greyed() -> None:
+    n = {**nozzle(0, 70.0, None, "alarm"), "unreliable": "low_edge_contrast"}
+    (card,) = live.nozzle_cards(record(n), SPECS)
+    assert card.style.text == "ALARM" and card.tint == "unreliable"
+
+
+def spread(n: int, sd: float | None, rng: float, apex_sd: float, apex_rng: float) -> dict:
+    return {"n": n, "angle_sd_deg": sd, "angle_range_deg": rng, "apex_sd_px": apex_sd,
+            "apex_range_px": apex_rng}  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("given", "text"),
+    [
+        ({"raw": spread(30, 2.93, 11.2, 3.14, 12.0), "smoothed": spread(30, 0.71, 2.1, 0.8, 2.5)},
+         "last 30: SD 0.7°, range 2.1° · apex SD 0.8 px, range 2.5 px · raw SD 2.9°, "
+         "apex 3.1 px"),
+        ({"raw": spread(1, None, None, None, None), "smoothed": spread(1, None, None, None, None)},
+         ""),  # one reading has no spread yet
+        (None, ""),  # a plume without a nozzle id, or an older daemon
+    ],
+)  # fmt: skip
+def test_card_shows_the_spread_of_the_last_readings(given: dict | None, text: str) -> None:
+    (card,) = live.nozzle_cards(record({**nozzle(0, 55.0, 55.0, "ok"), "spread": given}))
+    assert card.spread_text == text
+
+
 @pytest.mark.parametrize("frame_no", [0, 1, 123, 987654])
 def test_caption_round_trip(frame_no: int) -> None:
     rec = record(frame_no=frame_no)
@@ -150,6 +190,14 @@ def test_trend_buffer_fetches_incrementally_and_keeps_the_window() -> None:
     assert [r["time"] for r in buffer.rows] == [95, 96, 97]
     buffer.add([row(108)], now=108)
     assert [r["time"] for r in buffer.rows] == [108]  # older than now - window: dropped
+
+
+def test_trend_frame_draws_no_unreliable_raw_angle() -> None:
+    rows = [{**row(0, smoothed=None), "unreliable": "low_edge_contrast"},
+            {**row(1, smoothed=None), "unreliable": ""}]  # fmt: skip
+    df = live.trend_frame(rows)
+    assert df["angle_deg"].isna().tolist() == [True, False]
+    assert df["raw_deg"].isna().tolist() == [True, False]
 
 
 def test_trend_frame_uses_smoothed_then_raw_and_breaks_lines_at_pauses() -> None:
@@ -225,7 +273,8 @@ def test_measurement_table_and_csv() -> None:
     upload = analyse.load_sample(SAMPLE)
     results = analyse.analyse_upload(upload, fake_segmenter).results
     table = analyse.measurement_table(results)
-    assert list(table.columns[:4]) == ["file", "frame", "index", "included_angle_deg"]
+    assert list(table.columns[:6]) == ["file", "frame", "index", "included_angle_deg",
+                                       "unreliable", "confidence"]  # fmt: skip
     assert (table["file"] == SAMPLE.name).all() and table["frame"].isna().all()
     rows = list(csv.DictReader(io.StringIO(csv_bytes(table).decode())))
     assert len(rows) == len(table) and rows[0]["file"] == SAMPLE.name

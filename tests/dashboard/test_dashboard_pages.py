@@ -53,7 +53,10 @@ def test_live_shows_the_daemons_latest_frame(dashboard_env: LiveDaemon) -> None:
     metrics = {m.label: m.value for m in at.metric}
     assert metrics == {f"Nozzle {n['nozzle_id']}": live.fmt_angle(angle(n)) for n in placed}
     assert {m.proto.delta for m in at.metric} == {
-        f"raw {live.fmt_angle(n['included_angle_deg'])}" for n in placed
+        f"unreliable: {live.reasons_text(n['unreliable'])}"
+        if n["unreliable"]
+        else f"raw {live.fmt_angle(n['included_angle_deg'])}"
+        for n in placed
     }
     # and that record is what the daemon stored for the frame number shown
     wait_for(lambda: dashboard_env.store.frame_measurements(source, frame_no), 10, "the frame")

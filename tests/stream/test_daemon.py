@@ -71,6 +71,11 @@ def test_http_api(daemon_config, shipped_predictor) -> None:
         assert json.loads(body)[0]["frames_read"] > 0
         latest = json.loads(get(f"{base}/latest?source=demo")[1])["demo"]
         assert {n["nozzle_id"] for n in latest["nozzles"]} == {0, 1, 2}
+        # each nozzle comes with the spread of its recent readings, raw and smoothed
+        spread = latest["nozzles"][0]["spread"]
+        assert set(spread) == {"raw", "smoothed"} and spread["raw"]["n"] >= 0
+        assert set(spread["raw"]) == {"n", "angle_sd_deg", "angle_range_deg", "apex_sd_px",
+                                      "apex_range_px"}  # fmt: skip
         status, body, kind = get(f"{base}/frame/demo.jpg")
         image = cv2.imdecode(np.frombuffer(body, np.uint8), cv2.IMREAD_COLOR)
         assert (status, kind, image.shape) == (200, "image/jpeg", (480, 640, 3))

@@ -3,7 +3,8 @@
 Public API:
     render_sample(seed, size=512, config=None) -> RenderResult  (image, mask, instances, record)
     write_dataset(out, n, size=512, seed=0, workers=0, image_format="jpg", config=None)
-    render_video(out, seed=0, n_frames=36, fps=10, width=640, height=480, config=None)
+    render_video(out, seed=0, n_frames=36, fps=10, width=640, height=480, config=None,
+                 steady=False)  (steady: a steady spray, only droplets, mist and noise flicker)
 
 Ground truth follows docs/cone_angle.md: pixel-centre coordinates, `axis` the unit mounting
 axis from the apex into the spray, left = side of n_left = (-uy, ux), half-angles from the

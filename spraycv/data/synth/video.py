@@ -3,6 +3,11 @@
 Per frame the scene geometry, hardware, background and camera settings stay fixed; the
 spray's random texture, the sensor noise, the spray density and the ragged far front
 fluctuate, so each frame has its own ground truth record (its own `length_px`).
+
+A steady video (`steady=True`) keeps the whole envelope, far front included, the same in
+every frame: only the droplets, the mist, the spray density and the sensor noise flicker,
+as with a steady spray filmed over time. Its truth is the same in every frame, so any
+spread of the readings is the measuring's own (benchmarks/steady_spray.py).
 """
 
 from __future__ import annotations
@@ -45,11 +50,12 @@ def render_video_frames(
     width: int = 640,
     height: int = 480,
     config: RenderConfig | None = None,
+    steady: bool = False,
 ) -> Iterator[RenderResult]:
     """Frames of one scene, each with its exact ground truth (records carry "frame").
 
     The video has one style, drawn from the seed; its props, dust and sensor settings are
-    the same in every frame.
+    the same in every frame. steady: the envelope does not move (see the module's doc).
     """
     config = config or RenderConfig()
     look = pick_look(seed, config.styles)
@@ -62,6 +68,8 @@ def render_video_frames(
         np.roll(np.asarray(nz.envelope.ragged)[::-1], int(var.integers(1, 8)))
         for nz in scene.nozzles
     ]
+    if steady:  # the front "rotates" to itself; the draws above keep the other streams as-is
+        alt = [np.asarray(nz.envelope.ragged) for nz in scene.nozzles]
     cycles = var.uniform(0.5, 1.5)
     for f in range(n_frames):
         phase = 2 * math.pi * cycles * f / max(n_frames, 1)
@@ -85,10 +93,11 @@ def render_video(
     width: int = 640,
     height: int = 480,
     config: RenderConfig | None = None,
+    steady: bool = False,
 ) -> Path:
     """Write `out` (.mp4, mp4v codec) and its per-frame ground truth `out.with_suffix('.jsonl')`.
 
-    Records carry "frame" and "time_s". Returns `out`.
+    Records carry "frame" and "time_s". steady: see render_video_frames. Returns `out`.
     """
     out = Path(out)
     out.parent.mkdir(parents=True, exist_ok=True)
@@ -97,7 +106,7 @@ def render_video(
         raise OSError(f"cannot open a video writer for {out}")
     try:
         with out.with_suffix(".jsonl").open("w") as f:
-            for res in render_video_frames(seed, n_frames, width, height, config):
+            for res in render_video_frames(seed, n_frames, width, height, config, steady):
                 writer.write(res.image)
                 res.record["time_s"] = res.record["frame"] / fps
                 f.write(json.dumps(res.record, separators=(",", ":")) + "\n")
