@@ -33,10 +33,23 @@ class JsonFormatter(logging.Formatter):
         return redact_credentials(json.dumps(out, default=str))
 
 
+class CurrentStderrHandler(logging.StreamHandler):
+    """Writes to whatever sys.stderr is when a record is emitted, not when it was set up: a
+    command run in-process (Typer's CliRunner, a notebook) swaps sys.stderr and closes it."""
+
+    @property  # type: ignore[override]
+    def stream(self):
+        return sys.stderr
+
+    @stream.setter
+    def stream(self, _value) -> None:  # StreamHandler.__init__ assigns it: nothing to keep
+        pass
+
+
 def setup_json_logging(level: str = "INFO") -> None:
     """Every log record of the process to stderr as JSON (replacing earlier handlers):
     spraycv's from `level`, other libraries' and Python warnings from WARNING."""
-    handler = logging.StreamHandler(sys.stderr)
+    handler = CurrentStderrHandler()
     handler.setFormatter(JsonFormatter())
     root = logging.getLogger()
     for old in list(root.handlers):
