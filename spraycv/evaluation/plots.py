@@ -82,6 +82,17 @@ def _write_grid(tiles: list[np.ndarray], path: Path, tile: int) -> Path:
     return path
 
 
+def _worst_grid(
+    report: EvalReport,
+    path: Path,
+    k: int,
+    tile: int,
+    picture_of: Callable[[FrameResult], np.ndarray],
+) -> Path:
+    """The k worst frames of a report, each drawn by `picture_of`, as one grid."""
+    return _write_grid([_tile(picture_of(f), f, tile) for f in _worst(report, k)], path, tile)
+
+
 def worst_cases(
     report: EvalReport,
     dataset_dir: Path,
@@ -92,17 +103,17 @@ def worst_cases(
 ) -> Path:
     """A grid of the k frames with the largest angle error or a missed nozzle, with overlays."""
     records = {str(r["id"]): r for r in read_records(dataset_dir)}
-    tiles = []
-    for frame in _worst(report, k):
+
+    def picture(frame: FrameResult) -> np.ndarray:
         record = records[frame.id]
         image = read_image(dataset_dir / record["image"])
         truth = to_binary_mask(read_image(dataset_dir / record["mask"]))
         _, pred, measurements = evaluate_frame(record, image, truth, segmenter)
-        picture = draw_overlay(image, pred, measurements)
+        drawn = draw_overlay(image, pred, measurements)
         contours, _ = cv2.findContours(truth, cv2.RETR_EXTERNAL, cv2.CHAIN_APPROX_SIMPLE)
-        cv2.drawContours(picture, contours, -1, (0, 255, 0), 1)  # truth outline in green
-        tiles.append(_tile(picture, frame, tile))
-    return _write_grid(tiles, path, tile)
+        return cv2.drawContours(drawn, contours, -1, (0, 255, 0), 1)  # truth outline in green
+
+    return _worst_grid(report, path, k, tile, picture)
 
 
 def worst_cases_lines(
@@ -116,15 +127,16 @@ def worst_cases_lines(
     """The same grid for labelled photos (lines.json): the measured overlay, and the
     labelled boundary lines in green."""
     labels = dict(labelled_images(folder))
-    tiles = []
-    for frame in _worst(report, k):
+
+    def picture(frame: FrameResult) -> np.ndarray:
         image = read_image(folder / frame.id)
         _, reading = evaluate_labelled_image(frame.id, image, labels[frame.id], segmenter)
-        picture = draw_overlay(image, reading.mask, reading.measurements)
+        drawn = draw_overlay(image, reading.mask, reading.measurements)
         for i, nozzle in enumerate(labels[frame.id]):
-            draw_nozzle(picture, nozzle, (0, 255, 0), f"truth {i + 1}")
-        tiles.append(_tile(picture, frame, tile))
-    return _write_grid(tiles, path, tile)
+            draw_nozzle(drawn, nozzle, (0, 255, 0), f"truth {i + 1}")
+        return drawn
+
+    return _worst_grid(report, path, k, tile, picture)
 
 
 def plot_accuracy_latency(rows: Sequence[dict], path: Path) -> Path:
