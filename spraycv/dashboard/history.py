@@ -82,7 +82,8 @@ class History:
     def counts(self) -> dict[str, int]:
         """The page's headline numbers (frames with no spray have no measurement rows)."""
         m, e = self.measurements, self.events
-        frames = len(m[["source", "frame_no", "time"]].drop_duplicates()) if len(m) else 0
+        key = [c for c in ("machine", "source", "frame_no", "time") if c in m.columns]
+        frames = len(m[key].drop_duplicates()) if len(m) else 0  # a fleet: per machine too
         return {
             "measurements": len(m),
             "frames with spray": frames,

@@ -6,17 +6,20 @@ nozzle 0 cannot meet (40 +- 2 deg), so every status colour path and an open alar
 
 from __future__ import annotations
 
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 import yaml
-from dashboard_support import LiveDaemon, daemon_config_dict, wait_for
+from dashboard_support import FLEET_MACHINES, LiveDaemon, daemon_config_dict, fleet_frame, wait_for
 
 from spraycv.config.daemon import DaemonConfig
 from spraycv.paths import default_weights
 from spraycv.runtime.predictor import Predictor, load_predictor
 from spraycv.stream.daemon import Daemon
+from spraycv.stream.database import PostgresDatabase
+from spraycv.stream.store import Batch, Origin, prepare_schema
 
 
 @pytest.fixture(scope="session")
@@ -60,3 +63,18 @@ def dashboard_env(
     monkeypatch.delenv("SPRAYCV_DAEMON_TOKEN", raising=False)
     monkeypatch.setenv("SPRAYCV_DASHBOARD_DIR", str(tmp_path / "dashboard"))
     return live_daemon
+
+
+@pytest.fixture
+def fleet_db(pg_url: str, monkeypatch: pytest.MonkeyPatch) -> str:
+    """Three machines' rows of the last minute, the dashboard's environment pointed at them."""
+    db = PostgresDatabase(pg_url)
+    prepare_schema(db)
+    now = time.time()
+    for machine, site in FLEET_MACHINES.items():
+        frames = [fleet_frame(now - 60 + i, i, "cam0") for i in range(30)]
+        db.write(Batch.of(frames, Origin(site, machine)).statements())
+    db.close()
+    monkeypatch.setenv("SPRAYCV_DB", pg_url)
+    monkeypatch.delenv("SPRAYCV_DAEMON_URL", raising=False)
+    return pg_url

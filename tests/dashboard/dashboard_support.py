@@ -8,8 +8,10 @@ from pathlib import Path
 
 from polling import wait_for, wait_settled  # noqa: F401  (re-exported for the tests here)
 
+from spraycv.geometry import ConeMeasurement
 from spraycv.paths import REPO_ROOT, SAMPLES_DIR
 from spraycv.stream.daemon import Daemon
+from spraycv.stream.records import FrameRecord, NozzleRecord, SpecStatus
 from spraycv.stream.store import StoreReader
 
 SAMPLE_VIDEO = SAMPLES_DIR / "video.mp4"
@@ -50,3 +52,18 @@ def daemon_config_dict(root: Path, port: int = 0, max_fps: float = 4.0) -> dict:
         "alarms": {"snapshot_dir": str(root / "alarms"), "raise_after": 3},
         "api": {"port": port},
     }  # fmt: skip
+
+
+FLEET_MACHINES = {"m1": "north", "m2": "north", "m3": "south"}  # machine -> site
+
+
+def fleet_frame(t: float, frame_no: int, source: str) -> FrameRecord:
+    nozzles = [
+        NozzleRecord.from_measurement(
+            ConeMeasurement(index=i, included_angle_deg=110.0 + i), time=t, source=source,
+            frame_no=frame_no, nozzle_id=i, smoothed=110.0 + i, spec_status=SpecStatus.OK,
+            model="m", backend="onnx",
+        )
+        for i in range(2)
+    ]  # fmt: skip
+    return FrameRecord(t, source, frame_no, 640, 480, 0.05, nozzles)
