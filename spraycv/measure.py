@@ -76,7 +76,8 @@ class Reading:
 @dataclass(frozen=True)
 class Measurer:
     """The one pipeline from an image to measurements: segment, take the likely apexes as a
-    prior, measure the cones, and re-read each plume near its orifice when a refiner is set."""
+    prior, measure the cones, re-read each plume near its orifice when a refiner is set, and
+    assess how far each reading can be trusted (spraycv.geometry.confidence)."""
 
     segmenter: Segmenter = segment_classical
     hints: MeasureHints | None = None
