@@ -23,8 +23,8 @@ from postgres_server import PostgresServer, postgres_bindir
 from spraycv.geometry import ConeMeasurement
 from spraycv.stream.database import Database, PostgresDatabase
 from spraycv.stream.records import FrameRecord, NozzleRecord, SpecStatus
+from spraycv.stream.schema import Batch, Origin, open_sqlite, prepare_schema
 from spraycv.stream.spool import Forwarder, Spool
-from spraycv.stream.store import Batch, Origin, open_sqlite, prepare_schema
 
 
 def frames(n: int, nozzles: int, start: float) -> list[FrameRecord]:

@@ -25,7 +25,7 @@ def _store_errors() -> tuple[type[BaseException], ExitCode]:
 def migrate(url: str = URL) -> None:
     """Create or migrate the schema to this spraycv's version (run as the owner)."""
     from spraycv.stream.database import open_database
-    from spraycv.stream.store import SCHEMA_VERSION, prepare_schema
+    from spraycv.stream.schema import SCHEMA_VERSION, prepare_schema
 
     db = open_database(url)
     try:
@@ -61,7 +61,7 @@ def prune(
 ) -> None:
     """Retention: delete rows older than DAYS (run daily, e.g. from cron, as the owner)."""
     from spraycv.stream.database import open_database
-    from spraycv.stream.store import prune as prune_rows
+    from spraycv.stream.schema import prune as prune_rows
 
     db = open_database(url)
     try:

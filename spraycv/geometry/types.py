@@ -145,7 +145,7 @@ class ConeMeasurement:
 
     The fields, in this order, are the columns written out (to_dict, CSV, the daemon's
     records and SQLite; see exported_columns): a new field is written everywhere, and the
-    daemon's database needs one migration adding its column (spraycv/stream/store.py).
+    daemon's database needs one migration adding its column (spraycv/stream/schema.py).
     """
 
     index: int

@@ -22,8 +22,9 @@ from spraycv.runtime.predictor import Predictor, load_predictor
 from spraycv.stream.api import ApiServer, HealthStatus
 from spraycv.stream.metrics import Metrics
 from spraycv.stream.reader import SourceReader, SourceState
+from spraycv.stream.schema import Origin
 from spraycv.stream.spool import open_fleet_writer
-from spraycv.stream.store import Origin, StoreError, StoreReader, StoreWriter
+from spraycv.stream.store import StoreError, StoreReader, StoreWriter
 from spraycv.stream.worker import InferenceWorker
 
 log = logging.getLogger("spraycv.stream.daemon")

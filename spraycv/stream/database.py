@@ -3,7 +3,7 @@ PostgreSQL server (a fleet), chosen by the location: a path, or a postgresql:// 
 
 Every statement of spraycv is written once, in SQLite's dialect with named parameters
 (`:name`); the PostgreSQL side rewrites the few words that differ (`translate_ddl`) and the
-parameter style. So the schema and its migrations stay one definition (store.MIGRATIONS).
+parameter style. So the schema and its migrations stay one definition (schema.MIGRATIONS).
 """
 
 from __future__ import annotations

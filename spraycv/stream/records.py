@@ -3,7 +3,7 @@
 A nozzle record's columns are its own fields (time, source, frame, tracking, spec status,
 model) followed by the measurement's columns (ConeMeasurement.to_dict), so a field added to
 ConeMeasurement is recorded, served and stored with no edit here (the database needs one
-migration adding its column: spraycv/stream/store.py).
+migration adding its column: spraycv/stream/schema.py).
 """
 
 from __future__ import annotations

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import re
 
-from spraycv.stream.store import TABLES
+from spraycv.stream.schema import TABLES
 
 _ROLE = re.compile(r"^[a-z_][a-z0-9_]{0,62}$")  # a plain identifier: safe to put in SQL
 

@@ -26,7 +26,8 @@ from spraycv.stream.database import (
     StoreError,
     connect_sqlite,
 )
-from spraycv.stream.store import Batch, Origin, StoreWriter, prepare_schema
+from spraycv.stream.schema import Batch, Origin, prepare_schema
+from spraycv.stream.store import StoreWriter
 
 log = logging.getLogger("spraycv.stream.spool")
 

@@ -19,7 +19,7 @@ from spraycv.paths import default_weights
 from spraycv.runtime.predictor import Predictor, load_predictor
 from spraycv.stream.daemon import Daemon
 from spraycv.stream.database import PostgresDatabase
-from spraycv.stream.store import Batch, Origin, prepare_schema
+from spraycv.stream.schema import Batch, Origin, prepare_schema
 
 
 @pytest.fixture(scope="session")

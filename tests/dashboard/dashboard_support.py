@@ -3,6 +3,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -67,3 +69,33 @@ def fleet_frame(t: float, frame_no: int, source: str) -> FrameRecord:
         for i in range(2)
     ]  # fmt: skip
     return FrameRecord(t, source, frame_no, 640, 480, 0.05, nozzles)
+
+
+@contextmanager
+def dashboard_page(env: Mapping[str, str], folder: Path, path: str = "/") -> Iterator:
+    """A dashboard process (port 0) with `env`, and a headless-Chromium page opened at
+    `path`; both stopped on exit. The caller skips where playwright or chromium is missing."""
+    from playwright import sync_api
+
+    from spraycv.dashboard.launch import (
+        CHROMIUM,
+        CHROMIUM_ARGS,
+        start_dashboard,
+        stop,
+        wait_until_up,
+    )
+
+    log = folder / "streamlit.log"
+    dashboard = start_dashboard(log, env)  # on port 0: the URL is read from its log
+    try:
+        page_url = wait_until_up(dashboard, log)
+        with sync_api.sync_playwright() as p:
+            browser = p.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
+            try:
+                page = browser.new_page(viewport={"width": 1400, "height": 1000})
+                page.goto(f"{page_url}{path}", wait_until="domcontentloaded")
+                yield page
+            finally:
+                browser.close()
+    finally:
+        stop(dashboard)

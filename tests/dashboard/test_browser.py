@@ -14,11 +14,11 @@ from pathlib import Path
 
 import pytest
 import yaml
-from dashboard_support import daemon_config_dict, wait_for, wait_settled
+from dashboard_support import daemon_config_dict, dashboard_page, wait_for, wait_settled
 from listening import listening_port
 
 from spraycv.dashboard.client import DaemonClient, DaemonError
-from spraycv.dashboard.launch import CHROMIUM, CHROMIUM_ARGS, start_dashboard, stop, wait_until_up
+from spraycv.dashboard.launch import CHROMIUM
 from spraycv.dashboard.live import parse_caption
 from spraycv.stream.store import StoreReader
 
@@ -98,24 +98,12 @@ def test_browser_shows_the_stored_angle_of_the_frame_shown(
     url, db, config = daemon_process
     env = {"SPRAYCV_DAEMON_URL": url, "SPRAYCV_DAEMON_CONFIG": str(config),
            "SPRAYCV_DASHBOARD_DIR": str(tmp_path / "dashboard")}  # fmt: skip
-    log = tmp_path / "streamlit.log"
-    dashboard = start_dashboard(log, env)  # on port 0: the URL is read from its log
-    try:
-        page_url = wait_until_up(dashboard, log)
-        with sync_api.sync_playwright() as p:
-            browser = p.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
-            try:
-                page = browser.new_page(viewport={"width": 1400, "height": 1000})
-                page.goto(f"{page_url}/", wait_until="domcontentloaded")
-                page.wait_for_selector('[data-testid="stImage"] img', timeout=60_000)
-                page.wait_for_selector('[data-testid="stMetricValue"]', timeout=60_000)
-                source, frame_no, metrics = read_stable(page)
-                shot = tmp_path / "live.png"
-                page.screenshot(path=str(shot), full_page=True)
-            finally:
-                browser.close()
-    finally:
-        stop(dashboard)
+    with dashboard_page(env, tmp_path) as page:
+        page.wait_for_selector('[data-testid="stImage"] img', timeout=60_000)
+        page.wait_for_selector('[data-testid="stMetricValue"]', timeout=60_000)
+        source, frame_no, metrics = read_stable(page)
+        shot = tmp_path / "live.png"
+        page.screenshot(path=str(shot), full_page=True)
 
     store = StoreReader(db)
     wait_for(lambda: store.frame_measurements(source, frame_no), 10, "the frame in SQLite")

@@ -8,9 +8,9 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from dashboard_support import FLEET_MACHINES
+from dashboard_support import FLEET_MACHINES, dashboard_page
 
-from spraycv.dashboard.launch import CHROMIUM, CHROMIUM_ARGS, start_dashboard, stop, wait_until_up
+from spraycv.dashboard.launch import CHROMIUM
 
 sync_api = pytest.importorskip(
     "playwright.sync_api", reason="playwright is not installed (pip install -e '.[dev]')"
@@ -32,23 +32,11 @@ def test_history_in_a_browser_offers_every_machine_of_the_fleet(
     fleet_db: str, tmp_path: Path
 ) -> None:
     env = {"SPRAYCV_DB": fleet_db, "SPRAYCV_DASHBOARD_DIR": str(tmp_path / "dashboard")}
-    log = tmp_path / "streamlit.log"
-    dashboard = start_dashboard(log, env)
-    try:
-        page_url = wait_until_up(dashboard, log)
-        with sync_api.sync_playwright() as p:
-            browser = p.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
-            try:
-                page = browser.new_page(viewport={"width": 1400, "height": 1000})
-                page.goto(f"{page_url}/History", wait_until="domcontentloaded")
-                page.wait_for_selector('[data-testid="stSelectbox"]', timeout=60_000)
-                page.wait_for_selector('[data-testid="stDataFrame"]', timeout=60_000)
-                machines = picker_options(page, "Machine")
-                shot = tmp_path / "fleet_history.png"
-                page.screenshot(path=str(shot), full_page=True)
-            finally:
-                browser.close()
-    finally:
-        stop(dashboard)
+    with dashboard_page(env, tmp_path, "/History") as page:
+        page.wait_for_selector('[data-testid="stSelectbox"]', timeout=60_000)
+        page.wait_for_selector('[data-testid="stDataFrame"]', timeout=60_000)
+        machines = picker_options(page, "Machine")
+        shot = tmp_path / "fleet_history.png"
+        page.screenshot(path=str(shot), full_page=True)
     assert set(FLEET_MACHINES) <= set(machines), machines
     assert shot.stat().st_size > 10_000

@@ -22,7 +22,8 @@ from postgres_server import PostgresServer
 from stream_helpers import SAMPLE_VIDEO, wait_for
 
 from spraycv.stream.database import PostgresDatabase
-from spraycv.stream.store import StoreReader, prepare_schema
+from spraycv.stream.schema import prepare_schema
+from spraycv.stream.store import StoreReader
 
 OUTAGE_S = float(os.environ.get("SPRAYCV_FLEET_OUTAGE_S", "6"))
 

@@ -10,19 +10,17 @@ import pytest
 from test_store import frame
 
 from spraycv.stream.database import PostgresDatabase, StoreError, translate_ddl
-from spraycv.stream.spool import Forwarder, LinkState, Spool, SpoolSink
-from spraycv.stream.store import (
+from spraycv.stream.schema import (
     MIGRATIONS,
     SCHEMA_VERSION,
     Batch,
     Origin,
-    RowFilter,
-    StoreReader,
-    StoreWriter,
     prepare_schema,
     sql_columns,
     table_layout,
 )
+from spraycv.stream.spool import Forwarder, LinkState, Spool, SpoolSink
+from spraycv.stream.store import RowFilter, StoreReader, StoreWriter
 
 
 def fleet_writer(url: str, spool: Path, machine: str) -> StoreWriter:

@@ -24,19 +24,17 @@ from spraycv.stream.records import (
     SpecStatus,
     nozzle_columns,
 )
-from spraycv.stream.store import (
+from spraycv.stream.schema import (
     MEASUREMENT_COLUMNS,
     MIGRATIONS,
     SCHEMA_VERSION,
-    StoreError,
-    StoreReader,
-    StoreWriter,
     insert_sql,
     open_store,
     sql_columns,
     table_columns,
     table_layout,
 )
+from spraycv.stream.store import StoreError, StoreReader, StoreWriter
 
 # what the writer adds to a record's columns: where the row comes from, its slot in its frame
 STAMPED = {"site", "machine", "slot"}

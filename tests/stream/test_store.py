@@ -10,13 +10,8 @@ import pytest
 
 from spraycv.geometry import ConeMeasurement
 from spraycv.stream.records import Event, EventKind, FrameRecord, NozzleRecord, SpecStatus
-from spraycv.stream.store import (
-    SCHEMA_VERSION,
-    StoreError,
-    StoreReader,
-    StoreWriter,
-    open_store,
-)
+from spraycv.stream.schema import SCHEMA_VERSION, open_store
+from spraycv.stream.store import StoreError, StoreReader, StoreWriter
 
 
 def nozzle(t: float, frame_no: int, nozzle_id: int, angle: float = 110.0) -> NozzleRecord:
