@@ -78,6 +78,9 @@ class TrainConfig(StrictModel):
     angle_eval_images: int = Field(64, ge=0)  # val images measured for the cone-angle error
     out_dir: Path = Path("runs")
     resume: bool = False
+    # fine-tuning: start from this checkpoint's weights (its model must match `model`); a
+    # resumed run's saved state wins over it
+    init_weights: Path | None = None
     device: Literal["auto", "cpu", "cuda"] = "auto"
     # CPU threads for torch (None: torch's default); 1 avoids thrashing on a shared machine
     threads: int | None = Field(None, ge=1)

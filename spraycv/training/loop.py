@@ -16,11 +16,11 @@ from torch.utils.data import DataLoader, DistributedSampler
 from tqdm import tqdm
 
 from spraycv.config.loader import dump_config
-from spraycv.config.train import TrainConfig
+from spraycv.config.train import ModelConfig, TrainConfig
 from spraycv.models.registry import count_parameters, create_model
 from spraycv.runtime.processing import ModelIO
 from spraycv.training import data as run_data
-from spraycv.training.checkpoint import save_checkpoint, unwrap
+from spraycv.training.checkpoint import load_checkpoint, save_checkpoint, unwrap
 from spraycv.training.distributed import DistInfo, any_rank, cleanup, init_distributed
 from spraycv.training.evaluate import angle_errors, validate
 from spraycv.training.logger import RunLogger
@@ -63,6 +63,18 @@ def freeze_batchnorm(model: nn.Module) -> None:
     for module in model.modules():
         if isinstance(module, nn.modules.batchnorm._BatchNorm):
             module.eval()
+
+
+def start_weights(cfg: TrainConfig) -> dict[str, torch.Tensor]:
+    """The state dict of cfg.init_weights, checked against cfg.model (fine-tuning)."""
+    net, meta = load_checkpoint(Path(cfg.init_weights))
+    stored = ModelConfig.model_validate(meta["model"])
+    if stored != cfg.model:
+        raise ValueError(
+            f"init_weights {cfg.init_weights}: its model {dump_config(stored)} differs from "
+            f"the config's {dump_config(cfg.model)}"
+        )
+    return net.state_dict()
 
 
 def _make_scheduler(cfg: TrainConfig, optimizer: torch.optim.Optimizer, total_steps: int):
@@ -138,6 +150,8 @@ def _train(
     if device.type == "cuda":
         torch.backends.cudnn.benchmark = not cfg.deterministic
     run_dir = Path(cfg.out_dir) / cfg.name
+    if initial_state is None and cfg.init_weights is not None:
+        initial_state = start_weights(cfg)
     if splits is None:
         splits = run_data.make_splits(cfg)
     train_set, val_set = run_data.make_datasets(cfg, splits)

@@ -14,6 +14,8 @@ OUTLINE = (255, 200, 0)  # BGR cyan-ish: mask outline
 LINE = (0, 0, 255)  # red: fitted boundaries
 AXIS = (0, 255, 255)  # yellow: axis and band ticks
 APEX = (0, 255, 0)  # green: apex
+# grey, with a hint of red unlike the text's shading: a reading that cannot be trusted
+UNRELIABLE = (150, 150, 160)
 TEXT_BG = (0, 0, 0)
 
 
@@ -40,12 +42,21 @@ def _label(
     cv2.putText(canvas, text, (x, y), font, scale, (255, 255, 255), thick, cv2.LINE_AA)
 
 
+def _finite(*values: float) -> bool:
+    return all(math.isfinite(v) for v in values)
+
+
 def draw_measurement(canvas: np.ndarray, m: ConeMeasurement, scale: float = 0.5) -> None:
-    """Draw one measurement in place on a (H, W, 3) uint8 BGR canvas."""
-    if not m.ok:
+    """Draw one measurement in place on a (H, W, 3) uint8 BGR canvas.
+
+    A reading marked unreliable is drawn grey and labelled with its reason instead of an
+    angle; a line or axis that was not fitted (NaN) is left out.
+    """
+    if not m.ok or not _finite(*m.apex, *m.axis):
         return
     ax, ay = m.apex
     ux, uy = m.axis
+    line_colour, apex_colour = (UNRELIABLE, UNRELIABLE) if m.unreliable else (LINE, APEX)
     length = m.length_px if math.isfinite(m.length_px) else 100.0
     thick = max(1, round(canvas.shape[0] / 400))
     for line, half in (
@@ -53,19 +64,23 @@ def draw_measurement(canvas: np.ndarray, m: ConeMeasurement, scale: float = 0.5)
         (m.right_line, m.half_angle_right_deg),
     ):
         dx, dy = line.direction
+        if not _finite(dx, dy, half):
+            continue
         reach = length / max(math.cos(math.radians(half)), 0.2)  # up to the spray's far end
-        cv2.line(
-            canvas, _pt(ax, ay), _pt(ax + dx * reach, ay + dy * reach), LINE, thick, cv2.LINE_AA
-        )
-    cv2.line(canvas, _pt(ax, ay), _pt(ax + ux * length, ay + uy * length), AXIS, 1, cv2.LINE_AA)
+        end = _pt(ax + dx * reach, ay + dy * reach)
+        cv2.line(canvas, _pt(ax, ay), end, line_colour, thick, cv2.LINE_AA)
+    axis_colour = UNRELIABLE if m.unreliable else AXIS
+    cv2.line(canvas, _pt(ax, ay), _pt(ax + ux * length, ay + uy * length), axis_colour, 1)
     for s in m.band:  # band limits as short ticks across the axis
         if math.isfinite(s):
             cx, cy = ax + ux * s, ay + uy * s
-            cv2.line(canvas, _pt(cx + uy * 6, cy - ux * 6), _pt(cx - uy * 6, cy + ux * 6), AXIS, 1)
-    cv2.circle(canvas, _pt(ax, ay), thick + 2, APEX, -1, cv2.LINE_AA)
+            tick = (_pt(cx + uy * 6, cy - ux * 6), _pt(cx - uy * 6, cy + ux * 6))
+            cv2.line(canvas, *tick, axis_colour, 1)
+    cv2.circle(canvas, _pt(ax, ay), thick + 2, apex_colour, -1, cv2.LINE_AA)
     along = 0.35 + 0.25 * (m.index % 2)  # stagger neighbours' labels on a boom
     anchor = _pt(ax + ux * length * along, ay + uy * length * along)
-    _label(canvas, f"{m.included_angle_deg:.1f}", anchor, scale, center=True)
+    text = f"unreliable: {m.unreliable}" if m.unreliable else f"{m.included_angle_deg:.1f}"
+    _label(canvas, text, anchor, scale, center=True)
     _label(canvas, f"#{m.index}", _pt(ax - ux * 14 - 10, ay - uy * 14), scale * 0.6)
 
 

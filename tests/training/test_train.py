@@ -48,6 +48,26 @@ def test_resume_continues_where_it_stopped(wedge_data: Path, tmp_path: Path):
     assert len(result.history) == 2 and result.epochs_run == 2
 
 
+def test_init_weights_starts_from_a_checkpoint(wedge_data: Path, tmp_path: Path):
+    first = train(tiny_config(wedge_data, tmp_path, "epochs=2", "name=first"), progress=False)
+    zero = tiny_config(wedge_data, tmp_path, "epochs=1", "name=zero", "optim.lr=1e-12")
+    fresh = train(zero, progress=False)
+    tuned = train(
+        zero.model_copy(update={"name": "tuned", "init_weights": first.best_weights}),
+        progress=False,
+    )
+    start, _ = load_checkpoint(first.best_weights)
+    (after, _), (scratch, _) = (load_checkpoint(r.best_weights) for r in (tuned, fresh))
+    key = next(k for k in start.state_dict() if k.endswith("weight"))
+    # with no learning to speak of, the run ends where it started: the checkpoint's weights
+    torch.testing.assert_close(after.state_dict()[key], start.state_dict()[key], atol=1e-6, rtol=0)
+    assert not torch.allclose(scratch.state_dict()[key], start.state_dict()[key])
+    other = zero.model_copy(update={"init_weights": first.best_weights})
+    other.model = other.model.model_copy(update={"arch": "Unet"})
+    with pytest.raises(ValueError, match="differs from the config"):
+        train(other, progress=False)
+
+
 def test_same_seed_same_weights(wedge_data: Path, tmp_path: Path):
     a = train(tiny_config(wedge_data, tmp_path, "epochs=1", "name=a"), progress=False)
     b = train(tiny_config(wedge_data, tmp_path, "epochs=1", "name=b"), progress=False)

@@ -1,0 +1,56 @@
+"""Overlay pictures: a reading is drawn in colour, an unreliable one in grey, and a reading
+with parts missing is drawn as far as it goes."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+import cv2
+import numpy as np
+import pytest
+
+from spraycv.geometry import measure_cones
+from spraycv.geometry.types import Line
+from spraycv.viz.overlay import APEX, LINE, UNRELIABLE, draw_overlay
+
+
+@pytest.fixture(scope="module")
+def reading():
+    mask = np.zeros((1024, 1024), np.uint8)  # a 40 deg plume from (512, 100) downwards
+    cv2.fillPoly(mask, [np.array([[512, 100], [279, 740], [745, 740]], np.int32)], 1)
+    (m,) = measure_cones(mask)
+    assert m.reliable or not m.unreliable
+    return mask, m
+
+
+def pixels(canvas: np.ndarray, colour: tuple[int, int, int]) -> int:
+    return int(np.all(canvas == np.array(colour, dtype=np.uint8), axis=2).sum())
+
+
+CASES = [
+    # (name, change to the measurement, colour that must appear, colour that must not)
+    ("reliable", {}, LINE, UNRELIABLE),
+    ("unreliable", {"unreliable": "poor_fit"}, UNRELIABLE, LINE),
+    ("no left line", {"left_line": Line.nan()}, LINE, UNRELIABLE),
+    ("no lines at all", {"left_line": Line.nan(), "right_line": Line.nan()}, APEX, LINE),
+]
+
+
+@pytest.mark.parametrize(("name", "change", "present", "absent"), CASES, ids=[c[0] for c in CASES])
+def test_overlay_colours(reading, name, change, present, absent):
+    mask, m = reading
+    image = np.zeros((*mask.shape, 3), np.uint8)
+    canvas = draw_overlay(image, None, [replace(m, **change)])
+    assert canvas.shape == image.shape and canvas.dtype == np.uint8
+    assert pixels(canvas, present) > 0, name
+    assert pixels(canvas, absent) == 0, name
+
+
+def test_unmeasured_reading_draws_nothing(reading):
+    mask, m = reading
+    image = np.zeros((*mask.shape, 3), np.uint8)
+    blank = replace(m, included_angle_deg=float("nan"))
+    assert not draw_overlay(image, None, [blank]).any()
+    nan_apex = replace(m, apex=(float("nan"), float("nan")))
+    canvas = draw_overlay(image, None, [nan_apex])
+    assert all(pixels(canvas, c) == 0 for c in (LINE, APEX, UNRELIABLE))
