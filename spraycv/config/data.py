@@ -7,6 +7,7 @@ from typing import Annotated, Literal
 from pydantic import Field, field_validator, model_validator
 
 from spraycv.config.base import StrictModel
+from spraycv.io.exposure import Exposure
 
 Probability = Annotated[float, Field(ge=0.0, le=1.0)]
 IMAGENET_MEAN = (0.485, 0.456, 0.406)  # RGB, of images scaled to [0, 1]
@@ -53,14 +54,27 @@ class AugmentConfig(StrictModel):
     jpeg_quality_range: tuple[int, int] = (50, 95)
     clahe_p: Probability = 0.1
     to_gray_p: Probability = 0.1
+    # under-exposure: the image times a factor drawn log-uniformly from the range, kept in 8
+    # bits (a dim camera's few grey levels), before the model's exposure normalisation
+    underexpose_p: Probability = 0.15
+    underexpose_range: tuple[float, float] = (0.08, 0.6)
 
     @model_validator(mode="after")
     def _ranges(self) -> AugmentConfig:
-        pairs = ("affine_scale", "crop_scale", "crop_ratio", "gamma_limit", "noise_std_range")
+        pairs = (
+            "affine_scale",
+            "crop_scale",
+            "crop_ratio",
+            "gamma_limit",
+            "noise_std_range",
+            "underexpose_range",
+        )
         for name in (*pairs, "jpeg_quality_range"):
             _ordered(getattr(self, name), name)
         if self.affine_scale[0] <= 0 or not 0 < self.crop_scale[0] <= self.crop_scale[1] <= 1:
             raise ValueError("affine_scale must be > 0 and crop_scale within (0, 1]")
+        if not 0 < self.underexpose_range[0] <= self.underexpose_range[1] <= 1:
+            raise ValueError(f"underexpose_range must lie in (0, 1]; got {self.underexpose_range}")
         if self.crop_ratio[0] <= 0 or self.gamma_limit[0] <= 0:
             raise ValueError("crop_ratio and gamma_limit must be > 0")
         if not 0 <= self.noise_std_range[0] <= self.noise_std_range[1] <= 1:
@@ -87,6 +101,9 @@ class DataConfig(StrictModel):
     # soft targets: sub-pixel boundary positions survive the downscale to the input size,
     # which is what the cone-angle fit needs; False: nearest-neighbour binary masks
     soft_masks: bool = True
+    # exposure normalisation of every input, after the resize (spraycv.io.exposure; stored
+    # in the model's sidecar and applied the same way at inference)
+    exposure: Exposure = Field(default_factory=Exposure)
     split_fractions: tuple[float, float, float] = (0.8, 0.1, 0.1)  # train, val, test
     split_seed: int = 0
     augment: AugmentConfig = Field(default_factory=AugmentConfig)

@@ -11,10 +11,15 @@ fractional coverage.
 
 from __future__ import annotations
 
+import math
+from typing import Any
+
 import albumentations as A
 import cv2
+import numpy as np
 
 from spraycv.config.data import AugmentConfig, DataConfig
+from spraycv.io.exposure import Exposure, normalise_exposure
 
 NEAREST = cv2.INTER_NEAREST
 AREA = cv2.INTER_AREA  # the downscale the runtime uses too (spraycv.runtime.processing)
@@ -40,8 +45,38 @@ def _resize(cfg: DataConfig) -> list[A.BasicTransform]:
     return [A.Resize(h, w, interpolation=AREA, mask_interpolation=_mask_interp(cfg, True))]
 
 
-def _normalize(cfg: DataConfig) -> A.Normalize:
-    return A.Normalize(mean=cfg.mean, std=cfg.std, max_pixel_value=255.0)
+class Underexpose(A.ImageOnlyTransform):
+    """A dim camera: the uint8 image times a factor drawn log-uniformly from `factor_range`,
+    rounded back to 8 bits (the few grey levels of an under-exposed frame)."""
+
+    def __init__(self, factor_range: tuple[float, float] = (0.08, 0.6), p: float = 0.5):
+        super().__init__(p=p)
+        self.factor_range = factor_range
+
+    def get_params(self) -> dict[str, Any]:
+        lo, hi = (math.log(v) for v in self.factor_range)
+        return {"factor": math.exp(self.py_random.uniform(lo, hi))}
+
+    def apply(self, img: np.ndarray, factor: float = 1.0, **params: Any) -> np.ndarray:
+        return np.clip(img.astype(np.float32) * factor + 0.5, 0, 255).astype(np.uint8)
+
+
+class NormaliseExposure(A.ImageOnlyTransform):
+    """The model's exposure normalisation (spraycv.io.exposure), always applied: the same
+    step the runtime takes after its resize."""
+
+    def __init__(self, exposure: Exposure):
+        super().__init__(p=1.0)
+        self.exposure = exposure
+
+    def apply(self, img: np.ndarray, **params: Any) -> np.ndarray:
+        return normalise_exposure(img, self.exposure)
+
+
+def _normalize(cfg: DataConfig) -> list[A.BasicTransform]:
+    """The exposure normalisation (none by default), then mean and std."""
+    exposure = [] if cfg.exposure.mode == "none" else [NormaliseExposure(cfg.exposure)]
+    return [*exposure, A.Normalize(mean=cfg.mean, std=cfg.std, max_pixel_value=255.0)]
 
 
 def geometric_transforms(cfg: DataConfig) -> list[A.BasicTransform]:
@@ -93,6 +128,7 @@ def photometric_transforms(cfg: DataConfig) -> list[A.BasicTransform]:
         ),
         A.GaussNoise(std_range=a.noise_std_range, p=a.noise_p),
         A.ImageCompression(quality_range=a.jpeg_quality_range, p=a.jpeg_p),
+        Underexpose(a.underexpose_range, p=a.underexpose_p),
     ]
 
 
@@ -103,10 +139,10 @@ def build_train_transform(cfg: DataConfig, seed: int | None = None) -> A.Compose
     """
     if not cfg.augment.enabled:
         return build_eval_transform(cfg)
-    steps = [*geometric_transforms(cfg), *photometric_transforms(cfg), _normalize(cfg)]
+    steps = [*geometric_transforms(cfg), *photometric_transforms(cfg), *_normalize(cfg)]
     return A.Compose(steps, seed=seed)
 
 
 def build_eval_transform(cfg: DataConfig) -> A.Compose:
     """Resize to `input_size` and normalise; nothing random."""
-    return A.Compose([*_resize(cfg), _normalize(cfg)])
+    return A.Compose([*_resize(cfg), *_normalize(cfg)])

@@ -18,6 +18,8 @@ from pathlib import Path
 import cv2
 import numpy as np
 
+from spraycv.io.exposure import to_uint8
+
 IMAGE_SUFFIXES = (".jpg", ".jpeg", ".png", ".bmp", ".tif", ".tiff", ".webp")
 
 MAX_IMAGE_PIXELS = 20_000_000
@@ -248,10 +250,13 @@ def decode_image(
         exif_orientation: rotate as the EXIF tag says (False: as stored).
     Returns:
         (H, W) uint8 for single-channel files, (H, W, 3) uint8 BGR otherwise (an alpha
-        channel is dropped; 16-bit images are scaled to 8 bits while decoding).
+        channel is dropped; 16-bit images are stretched to 8 bits between percentiles of
+        their brightness, spraycv.io.exposure.to_uint8, so 10-12-bit data reads whichever
+        bits it is aligned to).
     """
     header = inspect_image(data, name, max_pixels)
     flags = cv2.IMREAD_COLOR if colour or header.mode in COLOUR_MODES else cv2.IMREAD_GRAYSCALE
+    flags |= cv2.IMREAD_ANYDEPTH  # keep 16 bits: dropping the low byte blackens 12-bit data
     if not exif_orientation:
         flags |= cv2.IMREAD_IGNORE_ORIENTATION
     image = cv2.imdecode(np.frombuffer(data, np.uint8), flags)
@@ -262,7 +267,9 @@ def decode_image(
             f"{name}: decoded {image.shape[1]} x {image.shape[0]} px, but the header says "
             f"{header.width} x {header.height}"
         )
-    return image
+    if image.dtype not in (np.uint8, np.uint16):
+        raise ImageReadError(f"{name}: {image.dtype} pixels are not read (8- or 16-bit only)")
+    return to_uint8(image)
 
 
 def read_image(path: str | Path, max_pixels: int | None = None) -> np.ndarray:
@@ -271,7 +278,7 @@ def read_image(path: str | Path, max_pixels: int | None = None) -> np.ndarray:
 
     Returns:
         (H, W) uint8 for single-channel files, (H, W, 3) uint8 BGR otherwise (an alpha
-        channel is dropped; 16-bit images are scaled to 8 bits).
+        channel is dropped; 16-bit images are stretched to 8 bits, as in decode_image).
     """
     path = Path(path)
     if not path.is_file():

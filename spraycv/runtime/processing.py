@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass, field
 from typing import Any
 
 import cv2
 import numpy as np
+
+from spraycv.io.exposure import Exposure, normalise_exposure
 
 
 @dataclass(frozen=True)
@@ -19,6 +21,7 @@ class ModelIO:
     std: tuple[float, float, float]
     threshold: float = 0.5
     apex_threshold: float | None = None  # set when the model has an apex head (channel 1)
+    exposure: Exposure = field(default_factory=Exposure)  # after the resize, as in training
 
     @classmethod
     def from_sidecar(cls, meta: dict[str, Any]) -> ModelIO:
@@ -31,12 +34,18 @@ class ModelIO:
             tuple(norm["std"]),
             meta["threshold"],
             None if apex is None else float(apex),
+            Exposure(**norm.get("exposure", {})),  # none: a model from before exposure
         )
 
     def to_sidecar(self) -> dict[str, Any]:
         out = {
             "input_size": list(self.input_size),
-            "normalization": {"mean": list(self.mean), "std": list(self.std), "color": "RGB"},
+            "normalization": {
+                "mean": list(self.mean),
+                "std": list(self.std),
+                "color": "RGB",
+                "exposure": asdict(self.exposure),
+            },
             "threshold": self.threshold,
         }
         if self.apex_threshold is not None:
@@ -60,7 +69,8 @@ def preprocess(images: Sequence[np.ndarray], io: ModelIO) -> np.ndarray:
     Args:
         images: N images, each (H_i, W_i, 3) uint8 BGR or (H_i, W_i) uint8.
     Returns:
-        (N, 3, h, w) float32, RGB, resized to `io.input_size` and normalised.
+        (N, 3, h, w) float32, RGB, resized to `io.input_size`, its exposure normalised as
+        `io.exposure` says (spraycv.io.exposure), and normalised by mean and std.
     """
     h, w = io.input_size
     mean = np.asarray(io.mean, np.float32) * 255.0
@@ -69,6 +79,7 @@ def preprocess(images: Sequence[np.ndarray], io: ModelIO) -> np.ndarray:
     for i, image in enumerate(images):
         rgb = cv2.cvtColor(_as_bgr(image), cv2.COLOR_BGR2RGB)
         resized = cv2.resize(rgb, (w, h), interpolation=cv2.INTER_AREA)
+        resized = normalise_exposure(resized, io.exposure)
         batch[i] = ((resized.astype(np.float32) - mean) * inv_std).transpose(2, 0, 1)
     return batch
 

@@ -183,7 +183,11 @@ def _train(
     scaler = grad_scaler(cfg.precision, device)
     loss_fn = DiceBCELoss()
     io = ModelIO(
-        tuple(cfg.data.input_size), tuple(cfg.data.mean), tuple(cfg.data.std), cfg.threshold
+        tuple(cfg.data.input_size),
+        tuple(cfg.data.mean),
+        tuple(cfg.data.std),
+        cfg.threshold,
+        exposure=cfg.data.exposure,
     )
     sidecar_base = {
         "model": dump_config(cfg.model),

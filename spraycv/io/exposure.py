@@ -1,0 +1,131 @@
+"""Exposure normalisation: dim, under-exposed and high-bit-depth frames brought to one range.
+
+High-speed and machine-vision cameras write 10-12-bit data, in a 16-bit container aligned
+to its low bits (0 .. 4095) or its high bits, and often expose far below full scale. Read
+as 8 bits by dropping the low byte, such a frame is black; shown as it is, a dim frame is
+a faint grey cone that a model trained on well-exposed images does not see.
+
+Two steps, each a pure function:
+- `to_uint8`: how every 16-bit image is read (spraycv.io.images): a linear stretch between
+  low and high percentiles of its brightness, whatever the bit alignment;
+- `normalise_exposure`: what a model does to every input (its sidecar's
+  `normalization.exposure`, the same in training and at inference, after the resize to
+  the input size): nothing (`none`, the default of older models), the same percentile
+  stretch (`stretch`), or CLAHE on the lightness (`clahe`).
+
+A minimum span keeps a frame with nothing in it (a black frame, a bare wall) from being
+stretched until its noise looks like spray.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Literal
+
+import cv2
+import numpy as np
+
+ExposureMode = Literal["none", "stretch", "clahe"]
+
+READ_PERCENTILES = (0.5, 99.8)
+READ_MIN_SPAN = 64.0
+"""16-bit reads: the stretch never spans fewer than this many counts (read noise of a few
+counts on a black 12-bit frame stays dark)."""
+
+
+@dataclass(frozen=True)
+class Exposure:
+    """A model's exposure normalisation (stored in its sidecar, used in training and at
+    inference).
+
+    mode: none | stretch | clahe. stretch maps the `low_pct` and `high_pct` percentiles of
+    the brightness (the brightest channel) linearly to 0 and 255, never over fewer than
+    `min_span` grey levels; clahe equalises the lightness in tiles with `clahe_clip`.
+    """
+
+    mode: ExposureMode = "none"
+    low_pct: float = 0.5
+    high_pct: float = 99.8
+    min_span: float = 24.0
+    clahe_clip: float = 2.0
+
+    def __post_init__(self) -> None:
+        if self.mode not in NORMALISERS:
+            raise ValueError(
+                f"exposure mode {self.mode!r} is not one of {', '.join(sorted(NORMALISERS))}"
+            )
+        if not 0.0 <= self.low_pct < self.high_pct <= 100.0:
+            raise ValueError(
+                f"exposure percentiles must be 0 <= low < high <= 100; "
+                f"got {self.low_pct}, {self.high_pct}"
+            )
+        if self.min_span <= 0 or self.clahe_clip <= 0:
+            raise ValueError("exposure min_span and clahe_clip must be > 0")
+
+
+def brightness(image: np.ndarray) -> np.ndarray:
+    """(H, W) brightness of an (H, W) or (H, W, C) image: its brightest channel."""
+    return image if image.ndim == 2 else image.max(axis=2)
+
+
+def percentile_stretch(
+    image: np.ndarray, low_pct: float, high_pct: float, min_span: float
+) -> np.ndarray:
+    """Linear stretch of the brightness percentiles [low, high] to [0, 255].
+
+    Args:
+        image: (H, W) or (H, W, C) uint8 or uint16.
+        min_span: the stretch never spans fewer than this many input levels.
+    Returns:
+        uint8 array of the same shape.
+    """
+    lo, hi = np.percentile(brightness(image), (low_pct, high_pct))
+    gain = np.float32(255.0 / max(float(hi - lo), min_span))
+    out = (image.astype(np.float32) - np.float32(lo)) * gain
+    return np.clip(out + 0.5, 0.0, 255.0).astype(np.uint8)
+
+
+def to_uint8(image: np.ndarray) -> np.ndarray:
+    """A decoded image as 8 bits: uint8 as it is; 16-bit stretched between its brightness
+    percentiles READ_PERCENTILES (never over fewer than READ_MIN_SPAN counts)."""
+    if image.dtype == np.uint8:
+        return image
+    if image.dtype != np.uint16:
+        raise ValueError(f"expected a uint8 or uint16 image; got {image.dtype}")
+    return percentile_stretch(image, *READ_PERCENTILES, READ_MIN_SPAN)
+
+
+def _none(image: np.ndarray, exposure: Exposure) -> np.ndarray:
+    return image
+
+
+def _stretch(image: np.ndarray, exposure: Exposure) -> np.ndarray:
+    return percentile_stretch(image, exposure.low_pct, exposure.high_pct, exposure.min_span)
+
+
+def _clahe(image: np.ndarray, exposure: Exposure) -> np.ndarray:
+    clahe = cv2.createCLAHE(clipLimit=exposure.clahe_clip, tileGridSize=(8, 8))
+    if image.ndim == 2:
+        return clahe.apply(image)
+    lab = cv2.cvtColor(image, cv2.COLOR_RGB2LAB)  # the channel order does not move L
+    lab[..., 0] = clahe.apply(np.ascontiguousarray(lab[..., 0]))
+    return cv2.cvtColor(lab, cv2.COLOR_LAB2RGB)
+
+
+NORMALISERS: dict[str, Callable[[np.ndarray, Exposure], np.ndarray]] = {
+    "none": _none,
+    "stretch": _stretch,
+    "clahe": _clahe,
+}
+
+
+def normalise_exposure(image: np.ndarray, exposure: Exposure) -> np.ndarray:
+    """A model input's exposure normalised as `exposure` says.
+
+    Args:
+        image: (H, W, 3) or (H, W) uint8.
+    Returns:
+        uint8 array of the same shape (the input itself for mode none).
+    """
+    return NORMALISERS[exposure.mode](image, exposure)

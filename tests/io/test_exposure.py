@@ -1,0 +1,118 @@
+"""Exposure: 16-bit reads whatever the bit alignment, a model's exposure normalisation the
+same in training and at inference, and frames with nothing in them left dark."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import cv2
+import numpy as np
+import pytest
+
+from spraycv.config.data import DataConfig
+from spraycv.data.augment import Underexpose, build_eval_transform
+from spraycv.io.exposure import Exposure, normalise_exposure, percentile_stretch, to_uint8
+from spraycv.io.images import read_image
+from spraycv.runtime.processing import ModelIO, preprocess
+
+
+def scene(peak: float, size: int = 96, seed: int = 0) -> np.ndarray:
+    """(size, size) float scene in [0, peak]: a dark background with a bright wedge."""
+    yy, xx = np.mgrid[0:size, 0:size]
+    wedge = (np.abs(xx - size / 2) < (yy - 10) * 0.5) & (yy > 10)
+    rng = np.random.default_rng(seed)
+    return (0.08 + 0.92 * wedge + rng.normal(0, 0.01, (size, size))).clip(0, 1) * peak
+
+
+def wedge_of(image: np.ndarray) -> np.ndarray:
+    size = image.shape[0]
+    yy, xx = np.mgrid[0:size, 0:size]
+    return (np.abs(xx - size / 2) < (yy - 10) * 0.5) & (yy > 10)
+
+
+# (name, raw 16-bit frame): 12-bit data in either alignment, 10-bit, and a dim 12-bit frame
+FRAMES_16 = [
+    ("12-bit LSB-aligned", np.round(scene(4095)).astype(np.uint16)),
+    ("12-bit MSB-aligned", np.round(scene(4095)).astype(np.uint16) << 4),
+    ("10-bit LSB-aligned", np.round(scene(1023)).astype(np.uint16)),
+    ("12-bit at 5 % of full scale", np.round(scene(0.05 * 4095)).astype(np.uint16)),
+]
+
+
+@pytest.mark.parametrize(("name", "raw"), FRAMES_16, ids=[f[0] for f in FRAMES_16])
+def test_16_bit_files_read_with_their_contrast(tmp_path: Path, name: str, raw: np.ndarray):
+    path = tmp_path / "frame.png"
+    assert cv2.imwrite(str(path), raw)
+    image = read_image(path)
+    assert image.dtype == np.uint8 and image.shape == raw.shape, name
+    inside, outside = image[wedge_of(image)], image[~wedge_of(image)]
+    assert np.median(inside) > 200 and np.median(outside) < 60, name
+
+
+def test_a_black_16_bit_frame_stays_dark():
+    rng = np.random.default_rng(1)
+    noise = rng.normal(20, 3, (64, 64)).clip(0).astype(np.uint16)  # read noise, 12-bit
+    assert to_uint8(noise).max() < 100
+
+
+def test_stretch_lifts_a_dim_frame_and_leaves_a_flat_one_dark():
+    dim = np.round(scene(60)).astype(np.uint8)
+    out = percentile_stretch(dim, 0.5, 99.8, 24.0)
+    assert out[wedge_of(out)].mean() > 200
+    flat = np.full((32, 32, 3), 12, np.uint8)
+    assert percentile_stretch(flat, 0.5, 99.8, 24.0).max() == 0
+
+
+# (mode, what the normalisation does to a dim colour frame)
+MODES = [
+    ("none", lambda img, out: out is img),
+    ("stretch", lambda img, out: out.max() > 3 * img.max()),
+    ("clahe", lambda img, out: out.shape == img.shape and out.mean() > img.mean()),
+]
+
+
+@pytest.mark.parametrize(("mode", "check"), MODES, ids=[m[0] for m in MODES])
+def test_exposure_modes(mode, check):
+    dim = np.repeat(np.round(scene(60))[..., None], 3, axis=2).astype(np.uint8)
+    out = normalise_exposure(dim, Exposure(mode=mode))
+    assert out.dtype == np.uint8 and check(dim, out)
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "message"),
+    [
+        ({"mode": "gamma"}, "clahe, none, stretch"),
+        ({"low_pct": 50, "high_pct": 10}, "low < high"),
+        ({"min_span": 0}, "min_span"),
+    ],
+)
+def test_bad_exposure_is_refused_with_the_valid_choices(kwargs, message):
+    with pytest.raises(ValueError, match=message):
+        Exposure(**kwargs)
+
+
+def test_sidecar_round_trip_and_older_sidecars_mean_none():
+    io = ModelIO((64, 64), (0.5,) * 3, (0.25,) * 3, exposure=Exposure(mode="stretch"))
+    assert ModelIO.from_sidecar(io.to_sidecar()) == io
+    old = io.to_sidecar()
+    del old["normalization"]["exposure"]
+    assert ModelIO.from_sidecar(old).exposure == Exposure()
+
+
+def test_inference_and_training_normalise_alike():
+    """The runtime's preprocess and the training eval transform give the same input."""
+    cfg = DataConfig(input_size=64, exposure=Exposure(mode="stretch"), mean=(0.5,) * 3)
+    io = ModelIO(cfg.input_size, cfg.mean, cfg.std, exposure=cfg.exposure)
+    bgr = np.repeat(np.round(scene(50, size=128))[..., None], 3, axis=2).astype(np.uint8)
+    runtime = preprocess([bgr], io)[0]
+    rgb = cv2.cvtColor(bgr, cv2.COLOR_BGR2RGB)
+    trained = build_eval_transform(cfg)(image=rgb)["image"].transpose(2, 0, 1)
+    np.testing.assert_allclose(runtime, trained, atol=0.05)
+    bright = np.clip(bgr.astype(np.float32) * 4.5, 0, 255).astype(np.uint8)
+    assert np.abs(preprocess([bright], io)[0] - runtime).mean() < 0.1  # exposure mostly gone
+
+
+def test_underexpose_darkens_within_its_range():
+    image = np.full((16, 16, 3), 200, np.uint8)
+    out = Underexpose((0.1, 0.5), p=1.0)(image=image)["image"]
+    assert out.dtype == np.uint8 and 20 <= out.mean() <= 100
