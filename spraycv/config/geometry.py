@@ -92,7 +92,7 @@ class GeometryConfig(StrictModel):
     # mask alone cannot: a triangle-like plume reads as a wedge from any corner. A candidate
     # apex further than max(apex_prior_tol_px, apex_prior_tol_frac * plume extent) from every
     # likely apex is ranked as if its fit were this much worse (px); 0 disables it.
-    apex_prior_px: float = Field(3.0, ge=0.0)
+    apex_prior_px: float = Field(10.0, ge=0.0)
     apex_prior_tol_px: float = Field(12.0, gt=0.0)
     apex_prior_tol_frac: float = Field(0.15, ge=0.0, le=1.0)
 

@@ -60,7 +60,9 @@ class TrainConfig(StrictModel):
     model: ModelConfig = Field(default_factory=ModelConfig)
     optim: OptimConfig = Field(default_factory=OptimConfig)
     epochs: int = Field(20, ge=1)
-    max_minutes: float | None = Field(None, gt=0)  # wall-time budget, for fair comparisons
+    # wall-time budget, for fair comparisons: the schedule then decays by time or by steps,
+    # whichever runs out first (spraycv.training.schedule)
+    max_minutes: float | None = Field(None, gt=0)
     max_train_images: int | None = Field(None, ge=1)  # cap on images per epoch
     batch_size: int = Field(8, ge=1)  # per process
     workers: int = Field(2, ge=0)

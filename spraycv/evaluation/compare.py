@@ -84,7 +84,7 @@ def compare(
         )
     )
     best, why = rule.select(rows)
-    write_leaderboard(rows, out_dir, why)
+    write_leaderboard(rows, out_dir, why, ", ".join([*budget, *overrides]) or "each config's own")
     plot_accuracy_latency(rows, out_dir / "accuracy_vs_latency.png")
     (out_dir / "selection.json").write_text(
         json.dumps({"selected": best, "why": why, "rule": rule.describe()}, indent=2) + "\n"

@@ -65,14 +65,18 @@ def _cell(fmt: str, value: object) -> str:
     return fmt.format(value)
 
 
-def write_leaderboard(rows: Sequence[dict], out_dir: Path, selection: str) -> tuple[Path, Path]:
-    """leaderboard.md (sorted by angle MAE, with the selection) and leaderboard.csv."""
+def write_leaderboard(
+    rows: Sequence[dict], out_dir: Path, selection: str, budget: str = ""
+) -> tuple[Path, Path]:
+    """leaderboard.md (sorted by angle MAE, with the training budget and the selection) and
+    leaderboard.csv."""
     out_dir.mkdir(parents=True, exist_ok=True)
     ordered = sorted(rows, key=lambda r: r.get("angle_mae_deg") or math.inf)
     md = ["| " + " | ".join(h for _, h, _ in COLUMNS) + " |", "|" + "---|" * len(COLUMNS)]
     md += ["| " + " | ".join(_cell(f, r.get(k)) for k, _, f in COLUMNS) + " |" for r in ordered]
     md_path = out_dir / "leaderboard.md"
-    md_path.write_text("\n".join(md) + f"\n\nSelected: {selection}\n")
+    budget_line = f"\n\nBudget of every trained model: {budget}" if budget else ""
+    md_path.write_text("\n".join(md) + f"{budget_line}\n\nSelected: {selection}\n")
     csv_path = out_dir / "leaderboard.csv"
     keys = sorted({k for r in rows for k in r})
     with csv_path.open("w", newline="") as fh:

@@ -26,6 +26,7 @@ from spraycv.training.evaluate import angle_errors, validate
 from spraycv.training.logger import RunLogger
 from spraycv.training.losses import DiceBCELoss
 from spraycv.training.precision import autocast, check_precision, grad_scaler
+from spraycv.training.schedule import BudgetProgress, budget_scheduler
 from spraycv.training.state import restore_state, save_state
 
 
@@ -78,6 +79,9 @@ def start_weights(cfg: TrainConfig) -> dict[str, torch.Tensor]:
 
 
 def _make_scheduler(cfg: TrainConfig, optimizer: torch.optim.Optimizer, total_steps: int):
+    if cfg.max_minutes is not None:  # stops on the clock: decay by time or steps, whichever
+        progress = BudgetProgress(total_steps, cfg.max_minutes * 60.0)
+        return budget_scheduler(optimizer, cfg.optim.schedule, cfg.optim.warmup_frac, progress)
     if cfg.optim.schedule == "onecycle" and total_steps >= 4:
         # OneCycleLR divides by its warm-up step count: keep at least two warm-up steps
         warmup = min(max(cfg.optim.warmup_frac, 2.5 / total_steps), 0.5)

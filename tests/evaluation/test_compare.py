@@ -62,6 +62,7 @@ def test_compare_trains_evaluates_ranks_and_selects(rendered, tmp_path: Path):
     board = (out / "leaderboard.md").read_text()
     for name in ("fpn_tiny", "unet_tiny", "classical-threshold"):
         assert f"| {name} |" in board
+    assert "Budget of every trained model: epochs=2, train_data=" in board
     selection = json.loads((out / "selection.json").read_text())
     if result.exit_code == 0:
         assert selection["selected"]["name"] in ("fpn_tiny", "unet_tiny")
