@@ -20,8 +20,8 @@ from pathlib import Path
 
 import numpy as np
 
-from spraycv.evaluation.heldout import EvalReport, evaluate_dataset, read_records
-from spraycv.evaluation.line_truth import TruthMasks, evaluate_lines
+from spraycv.evaluation.heldout import EvalReport, evaluate_dataset, evaluate_frames, read_records
+from spraycv.evaluation.line_truth import TruthMasks, labelled_frames
 from spraycv.label.lines import (
     LINES_FILE,
     LinesFile,
@@ -79,9 +79,9 @@ def main() -> None:
         root = os.path.relpath(args.dataset, tmp)
         truth = lines_from_records(records, image_root=root)
         save_lines(Path(tmp) / LINES_FILE, truth)
-        line_path = evaluate_lines(segmenter, Path(tmp), progress=False)
+        line_path = evaluate_frames(labelled_frames(Path(tmp)), segmenter, progress=False)
         save_lines(Path(tmp) / LINES_FILE, with_first_lines_turned(truth, args.turn_deg))
-        turned = evaluate_lines(segmenter, Path(tmp), progress=False)
+        turned = evaluate_frames(labelled_frames(Path(tmp)), segmenter, progress=False)
     line, mask, wrong = errors(line_path), errors(mask_path), errors(turned)
     ok = np.isfinite(line)
     summary = line_path.summary()

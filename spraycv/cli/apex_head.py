@@ -17,6 +17,7 @@ def _default(name: str) -> str:
 
 @exits(((ValueError, FileNotFoundError), ExitCode.BAD_REQUEST))  # config, checkpoint, data
 def apex_head(
+    ctx: typer.Context,
     weights: Path | None = typer.Option(None, help="Trained checkpoint." + _default("weights")),
     data: Path | None = typer.Option(None, help="Rendered dataset." + _default("data")),
     val_data: Path | None = typer.Option(None, "--val", help="Scored after training."),
@@ -33,18 +34,9 @@ def apex_head(
     The masks do not change. The head marks where the nozzles are, which settles the
     corners of triangle-like plumes the mask alone cannot (measure_cones' apex_prior).
     """
-    given = dict(
-        weights=weights,
-        data=data,
-        val_data=val_data,
-        out=out,
-        epochs=epochs,
-        max_images=max_images,
-        threshold=threshold,
-        threads=threads,
-        device=device,
-    )
-    cfg = ApexHeadConfig(**{k: v for k, v in given.items() if v is not None})
+    # every option but --quiet is a field of the config; one left unset keeps its default
+    given = {k: v for k, v in ctx.params.items() if k != "quiet" and v is not None}
+    cfg = ApexHeadConfig(**given)
     from spraycv.training.apex_head import train_apex_head
 
     path, _ = train_apex_head(cfg, progress=not quiet, log=typer.echo)

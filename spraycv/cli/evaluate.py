@@ -53,17 +53,19 @@ def evaluate(
 
     On line truth (lines.json): angles, missed and extra plumes; mask metrics are null.
     """
-    from spraycv.evaluation.plots import plot_angle_histogram
+    from spraycv.evaluation.heldout import evaluate_frames
+    from spraycv.evaluation.plots import plot_angle_histogram, worst_cases
     from spraycv.evaluation.truth import TRUTH_CHOICES, truth_kind
 
     if truth not in TRUTH_CHOICES:
         raise typer.BadParameter(f"one of {', '.join(TRUTH_CHOICES)}", param_hint="--truth")
     segmenter = _pipeline(weights, refine, refiner)
     kind = truth_kind(data, truth)
-    report = kind.evaluate(segmenter, data, limit=limit)
+    frames = kind.frames(data)[:limit]
+    report = evaluate_frames(frames, segmenter)
     report.write(out)
     plot_angle_histogram(report, out / "angle_error_hist.png", title=str(weights))
-    kind.worst_cases(report, data, segmenter, out / "worst_cases.png")
+    worst_cases(report, frames, segmenter, out / "worst_cases.png")
     typer.echo(json.dumps(report.summary(), indent=2))
     styles = report.by_style()
     if len(styles) > 1:  # a mixed set: each renderer style separately

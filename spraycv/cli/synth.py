@@ -11,6 +11,7 @@ from spraycv.cli.errors import ExitCode, exits
 
 @exits(((FileExistsError, ValueError), ExitCode.BAD_REQUEST))  # ConfigError is a ValueError
 def synth(
+    ctx: typer.Context,
     overrides: list[str] = typer.Argument(
         None, help="Renderer config overrides, e.g. appearance.prob_dyed=0.5"
     ),
@@ -37,14 +38,7 @@ def synth(
     from spraycv.data.synth import write_dataset  # heavy imports only when run
 
     render_config = load_config(RenderConfig, config, list(overrides or []))
-    path = write_dataset(
-        out,
-        n,
-        size=size,
-        seed=seed,
-        workers=workers,
-        image_format=image_format,
-        overwrite=overwrite,
-        config=render_config,
-    )
+    # the other options are write_dataset's parameters, under the same names
+    options = {k: v for k, v in ctx.params.items() if k not in ("overrides", "config")}
+    path = write_dataset(**options, config=render_config)
     typer.echo(f"wrote {n} samples to {path}")

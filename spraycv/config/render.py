@@ -7,11 +7,12 @@ in degrees, lengths as fractions of the image size (the shorter side) unless nam
 
 from __future__ import annotations
 
-from pydantic import Field, field_validator, model_validator
+import functools
+from typing import Annotated
+
+from pydantic import AfterValidator, Field, field_validator, model_validator
 
 from spraycv.config.base import StrictModel
-
-Range = tuple[float, float]
 
 NOZZLE_TYPES = ("flat_fan", "hollow_cone", "full_cone")
 NOZZLE_STATES = ("on", "weak", "clogged", "off")
@@ -41,7 +42,7 @@ STYLES = (
 )
 
 
-def _check_range(value: Range) -> Range:
+def _check_range(value: tuple[float, float]) -> tuple[float, float]:
     lo, hi = value
     if hi < lo:
         raise ValueError(f"range low ({lo}) must not exceed high ({hi})")
@@ -57,10 +58,24 @@ def _check_probs(value: dict[str, float], keys: tuple[str, ...]) -> dict[str, fl
     return value
 
 
+def _probs_over(keys: tuple[str, ...]) -> AfterValidator:
+    return AfterValidator(functools.partial(_check_probs, keys=keys))
+
+
+# The checked field types: a (low, high) pair with low <= high; {key: probability} with
+# keys from a list, probabilities >= 0 and not all zero.
+Range = Annotated[tuple[float, float], AfterValidator(_check_range)]
+IntRange = Annotated[tuple[int, int], AfterValidator(_check_range)]
+TypeProbs = Annotated[dict[str, float], _probs_over(NOZZLE_TYPES)]
+StateProbs = Annotated[dict[str, float], _probs_over(NOZZLE_STATES)]
+BackgroundProbs = Annotated[dict[str, float], _probs_over(BACKGROUNDS)]
+StyleWeights = Annotated[dict[str, float], _probs_over(STYLES)]
+
+
 class NozzleDistConfig(StrictModel):
     """How nozzles, their geometry and their layout on a boom are drawn."""
 
-    type_probs: dict[str, float] = Field(
+    type_probs: TypeProbs = Field(
         default_factory=lambda: {"flat_fan": 0.5, "hollow_cone": 0.25, "full_cone": 0.25}
     )
     # Catalogue angles are far more common than arbitrary ones; jitter blurs them.
@@ -83,8 +98,8 @@ class NozzleDistConfig(StrictModel):
     camera_roll_deg_range: Range = (-180.0, 180.0)
     # Nozzles per frame: one with prob_single, else uniform in n_boom_range.
     prob_single: float = Field(0.45, ge=0, le=1)
-    n_boom_range: tuple[int, int] = (2, 8)
-    state_probs: dict[str, float] = Field(
+    n_boom_range: tuple[int, int] = (2, 8)  # order and bounds checked in _consistent
+    state_probs: StateProbs = Field(
         default_factory=lambda: {"on": 0.8, "weak": 0.08, "clogged": 0.07, "off": 0.05}
     )
     # Spray length L (axial extent) as a fraction of the image's shorter side.
@@ -106,33 +121,6 @@ class NozzleDistConfig(StrictModel):
     apex_margin_frac: float = Field(0.05, ge=0, lt=0.5)
     body_width_frac_range: Range = (0.035, 0.085)  # nozzle cap width / image size
 
-    _ranges = field_validator(
-        "included_deg_range",
-        "tilt_deg_range",
-        "camera_roll_deg_range",
-        "length_frac_range",
-        "weak_length_factor",
-        "weak_angle_factor",
-        "clogged_narrow_included_deg",
-        "clogged_one_sided_half_deg",
-        "s_bend_frac_range",
-        "gravity_range",
-        "drag_range",
-        "ragged_amp_range",
-        "front_flatness_range",
-        "body_width_frac_range",
-    )(_check_range)
-
-    @field_validator("type_probs")
-    @classmethod
-    def _types(cls, v: dict[str, float]) -> dict[str, float]:
-        return _check_probs(v, NOZZLE_TYPES)
-
-    @field_validator("state_probs")
-    @classmethod
-    def _states(cls, v: dict[str, float]) -> dict[str, float]:
-        return _check_probs(v, NOZZLE_STATES)
-
     @model_validator(mode="after")
     def _consistent(self) -> NozzleDistConfig:
         lo, hi = self.included_deg_range
@@ -153,7 +141,7 @@ class AppearanceConfig(StrictModel):
     prob_back_lit: float = Field(0.3, ge=0, le=1)
     prob_color: float = Field(0.6, ge=0, le=1)
     # Background style of front-lit scenes ("panel" is used for every back-lit scene).
-    front_background_probs: dict[str, float] = Field(
+    front_background_probs: BackgroundProbs = Field(
         default_factory=lambda: {"lab": 0.8, "field": 0.2}
     )
     prob_clutter: float = Field(0.6, ge=0, le=1)  # rods, lamps, tiles, stands
@@ -165,15 +153,6 @@ class AppearanceConfig(StrictModel):
     droplet_density_range: Range = (0.5, 2.2)
     haze_range: Range = (0.1, 1.0)
     prob_dyed: float = Field(0.1, ge=0, le=1)
-
-    _ranges = field_validator("streak_px_range", "droplet_density_range", "haze_range")(
-        _check_range
-    )
-
-    @field_validator("front_background_probs")
-    @classmethod
-    def _bgs(cls, v: dict[str, float]) -> dict[str, float]:
-        return _check_probs(v, BACKGROUNDS)
 
 
 class CameraConfig(StrictModel):
@@ -191,18 +170,7 @@ class CameraConfig(StrictModel):
     read_noise_range: Range = (0.002, 0.03)  # Gaussian sigma, fraction of full scale
     shot_noise_range: Range = (0.0, 0.03)  # sigma at full scale, scales with sqrt(signal)
     prob_jpeg: float = Field(0.7, ge=0, le=1)
-    jpeg_quality_range: tuple[int, int] = (35, 95)
-
-    _ranges = field_validator(
-        "defocus_sigma_range",
-        "motion_blur_px_range",
-        "exposure_log2_range",
-        "gamma_range",
-        "vignetting_range",
-        "read_noise_range",
-        "shot_noise_range",
-        "jpeg_quality_range",
-    )(_check_range)
+    jpeg_quality_range: IntRange = (35, 95)
 
 
 class StyleConfig(StrictModel):
@@ -213,11 +181,11 @@ class StyleConfig(StrictModel):
     style "standard" is the frame the default config renders for the same seed.
     """
 
-    weights: dict[str, float] = Field(default_factory=lambda: {"standard": 1.0})
+    weights: StyleWeights = Field(default_factory=lambda: {"standard": 1.0})
     # Hard negatives. Prop brightness is relative to the scene's spray brightness.
-    n_brackets_range: tuple[int, int] = (1, 3)
+    n_brackets_range: IntRange = (1, 3)
     bracket_size_frac_range: Range = (0.08, 0.4)  # longest side / image size
-    n_clutter_range: tuple[int, int] = (1, 4)
+    n_clutter_range: IntRange = (1, 4)
     clutter_size_frac_range: Range = (0.04, 0.45)
     prop_level_range: Range = (0.6, 1.8)
     body_light_gain_range: Range = (1.6, 3.5)  # lit nozzle bodies, caps and pipes
@@ -232,34 +200,10 @@ class StyleConfig(StrictModel):
     prob_mono: float = Field(0.8, ge=0, le=1)  # high-speed cameras are mostly monochrome
     averaged_blur_px_range: Range = (2.0, 6.0)
     averaged_gain_range: Range = (0.2, 0.6)  # faint: spray brightness factor
-    heavy_jpeg_quality_range: tuple[int, int] = (4, 20)
+    heavy_jpeg_quality_range: IntRange = (4, 20)
     strong_motion_px_range: Range = (8.0, 30.0)
     strong_vignetting_range: Range = (0.55, 0.9)
-    n_dust_range: tuple[int, int] = (3, 25)
-
-    _ranges = field_validator(
-        "bracket_size_frac_range",
-        "clutter_size_frac_range",
-        "prop_level_range",
-        "body_light_gain_range",
-        "reflection_strength_range",
-        "black_level_range",
-        "dim_peak_range",
-        "hdr_level_range",
-        "averaged_blur_px_range",
-        "averaged_gain_range",
-        "heavy_jpeg_quality_range",
-        "strong_motion_px_range",
-        "strong_vignetting_range",
-        "n_brackets_range",
-        "n_clutter_range",
-        "n_dust_range",
-    )(_check_range)
-
-    @field_validator("weights")
-    @classmethod
-    def _weights(cls, v: dict[str, float]) -> dict[str, float]:
-        return _check_probs(v, STYLES)
+    n_dust_range: IntRange = (3, 25)
 
     @field_validator("hdr_bits")
     @classmethod

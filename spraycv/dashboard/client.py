@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import urllib.error
 import urllib.request
+from collections.abc import Callable
 from dataclasses import dataclass
 from email.message import Message
 from http import HTTPStatus
@@ -53,6 +54,23 @@ class Snapshot:
     jpeg: bytes | None
     # False when the daemon moved on between the reads: the picture may be a newer frame
     consistent: bool
+
+
+def _window_route(name: str, doc: str) -> Callable[..., list[dict[str, Any]]]:
+    """The DaemonClient method `name`: the rows of the route /name from `since` to `until`
+    (None: now), of one source (None: all), at most `limit` of them, oldest first."""
+
+    def rows(
+        self: DaemonClient,
+        since: float = 0.0,
+        until: float | None = None,
+        source: str | None = None,
+        limit: int = 10_000,
+    ) -> list[dict[str, Any]]:
+        return self._window(f"/{name}", since, until, source, limit)
+
+    rows.__name__, rows.__qualname__, rows.__doc__ = name, f"DaemonClient.{name}", doc
+    return rows
 
 
 class DaemonClient:
@@ -132,23 +150,9 @@ class DaemonClient:
                 return None
             raise
 
-    def measurements(
-        self,
-        since: float = 0.0,
-        until: float | None = None,
-        source: str | None = None,
-        limit: int = 10_000,
-    ) -> list[dict[str, Any]]:
-        return self._window("/measurements", since, until, source, limit)
-
-    def events(
-        self,
-        since: float = 0.0,
-        until: float | None = None,
-        source: str | None = None,
-        limit: int = 10_000,
-    ) -> list[dict[str, Any]]:
-        return self._window("/events", since, until, source, limit)
+    # the rows of a time window, read page by page (_window); the same options as StoreReader's
+    measurements = _window_route("measurements", "Nozzle measurements, oldest first.")
+    events = _window_route("events", "Events (alarms, sources lost and back), oldest first.")
 
     def _window(
         self, path: str, since: float, until: float | None, source: str | None, limit: int

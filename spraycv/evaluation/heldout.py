@@ -1,21 +1,24 @@
-"""Evaluate any segmenter on a rendered dataset: mask metrics and cone angles vs ground truth."""
+"""Evaluate any segmenter against truth: the report and its figures, the frames of truth any
+kind provides (TruthFrame; rendered datasets here, line truth in line_truth.py), and on a
+rendered dataset the mask metrics and cone angles vs its ground truth."""
 
 from __future__ import annotations
 
 import json
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
+import cv2
 import numpy as np
 from tqdm import tqdm
 
 from spraycv.data.synth.styles import frame_style
 from spraycv.geometry.matching import angle_errors, match_to_truth
 from spraycv.io.images import read_image, to_binary_mask
-from spraycv.measure import Measurer, as_measurer
+from spraycv.measure import Measurer, Reading, as_measurer
 from spraycv.training.metrics import boundary_f1, iou_dice
 
 Segmenter = Callable[[np.ndarray], np.ndarray]
@@ -132,7 +135,7 @@ def evaluate_frame(
     image: np.ndarray,
     truth_mask: np.ndarray,
     segmenter: Segmenter | Measurer,
-) -> tuple[FrameResult, np.ndarray, list]:
+) -> tuple[FrameResult, Reading]:
     """Segment one image, measure it, and compare with its ground truth."""
     tic = time.perf_counter()
     reading = as_measurer(segmenter)(image)
@@ -174,7 +177,76 @@ def evaluate_frame(
         style=frame_style(record),
         flagged_false=len(match.extra) - len(extra),
     )
-    return frame, pred, measurements
+    return frame, reading
+
+
+class TruthFrame(Protocol):
+    """One frame of a folder of truth: rendered (RenderedFrame) or a labelled photo
+    (spraycv.evaluation.line_truth.LabelledFrame). Evaluation and the worst-cases picture
+    (spraycv.evaluation.plots.worst_cases) take any of them."""
+
+    @property
+    def id(self) -> str: ...
+
+    def image(self) -> np.ndarray:
+        """The (H, W[, 3]) uint8 image."""
+        ...
+
+    def evaluate(
+        self, image: np.ndarray, segmenter: Segmenter | Measurer
+    ) -> tuple[FrameResult, Reading]:
+        """Read its image with `segmenter` and compare the reading with the truth."""
+        ...
+
+    def draw_truth(self, picture: np.ndarray) -> np.ndarray:
+        """The truth drawn in green on a (H, W, 3) uint8 BGR picture of the image."""
+        ...
+
+
+@dataclass(frozen=True)
+class RenderedFrame:
+    """A frame of a rendered dataset: its labels.jsonl record, the image and mask it names."""
+
+    folder: Path
+    record: dict[str, Any]
+
+    @property
+    def id(self) -> str:
+        return str(self.record["id"])
+
+    def image(self) -> np.ndarray:
+        return read_image(self.folder / self.record["image"])
+
+    def truth_mask(self) -> np.ndarray:
+        """The rendered (H, W) uint8 {0, 1} mask."""
+        return to_binary_mask(read_image(self.folder / self.record["mask"]))
+
+    def evaluate(
+        self, image: np.ndarray, segmenter: Segmenter | Measurer
+    ) -> tuple[FrameResult, Reading]:
+        return evaluate_frame(self.record, image, self.truth_mask(), segmenter)
+
+    def draw_truth(self, picture: np.ndarray) -> np.ndarray:
+        """The outline of the rendered mask."""
+        mode, method = cv2.RETR_EXTERNAL, cv2.CHAIN_APPROX_SIMPLE
+        contours, _ = cv2.findContours(self.truth_mask(), mode, method)
+        return cv2.drawContours(picture, contours, -1, (0, 255, 0), 1)
+
+
+def rendered_frames(dataset_dir: Path) -> list[RenderedFrame]:
+    """The frames of a rendered dataset folder (images, masks, labels.jsonl), in order."""
+    return [RenderedFrame(Path(dataset_dir), record) for record in read_records(dataset_dir)]
+
+
+def evaluate_frames(
+    frames: Sequence[TruthFrame], segmenter: Segmenter | Measurer, progress: bool = True
+) -> EvalReport:
+    """Run `segmenter` over frames of truth, rendered or labelled (TruthFrame), in order."""
+    report = EvalReport()
+    for frame in tqdm(frames, desc="evaluate", disable=not progress):
+        result, _ = frame.evaluate(frame.image(), segmenter)
+        report.frames.append(result)
+    return report
 
 
 def evaluate_dataset(
@@ -184,12 +256,4 @@ def evaluate_dataset(
     progress: bool = True,
 ) -> EvalReport:
     """Run `segmenter` over a rendered dataset folder (images, masks, labels.jsonl)."""
-    dataset_dir = Path(dataset_dir)
-    records = read_records(dataset_dir)[:limit]
-    report = EvalReport()
-    for record in tqdm(records, desc="evaluate", disable=not progress):
-        image = read_image(dataset_dir / record["image"])
-        truth_mask = to_binary_mask(read_image(dataset_dir / record["mask"]))
-        frame, _, _ = evaluate_frame(record, image, truth_mask, segmenter)
-        report.frames.append(frame)
-    return report
+    return evaluate_frames(rendered_frames(dataset_dir)[:limit], segmenter, progress)

@@ -8,17 +8,18 @@ from __future__ import annotations
 import hashlib
 import time
 from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import numpy as np
-from tqdm import tqdm
 
-from spraycv.evaluation.heldout import EvalReport, FrameResult, read_records
+from spraycv.evaluation.heldout import FrameResult, read_records
 from spraycv.geometry import ConeMeasurement
 from spraycv.geometry.matching import angle_errors, match_to_truth
 from spraycv.io.images import read_image, to_binary_mask
 from spraycv.label.lines import LINES_FILE, LineTruthError, NozzleLines, load_lines, truth_nozzles
+from spraycv.label.session import draw_nozzle
 from spraycv.measure import Measurer, Reading, as_measurer
 
 Segmenter = Callable[[np.ndarray], np.ndarray]
@@ -78,20 +79,34 @@ def evaluate_labelled_image(
     return frame, reading
 
 
-def evaluate_lines(
-    segmenter: Segmenter | Measurer,
-    folder: Path,
-    limit: int | None = None,
-    progress: bool = True,
-) -> EvalReport:
-    """Run `segmenter` over the labelled photos of a folder with a lines.json."""
-    report = EvalReport()
-    for key, nozzles in tqdm(
-        labelled_images(folder)[:limit], desc="evaluate", disable=not progress
-    ):
-        frame, _ = evaluate_labelled_image(key, read_image(Path(folder) / key), nozzles, segmenter)
-        report.frames.append(frame)
-    return report
+@dataclass(frozen=True)
+class LabelledFrame:
+    """A photo labelled with `spraycv label lines` (a spraycv.evaluation.heldout.TruthFrame):
+    its key in folder/lines.json, which is its path in the folder, and its nozzles."""
+
+    folder: Path
+    id: str
+    nozzles: Sequence[NozzleLines]
+
+    def image(self) -> np.ndarray:
+        return read_image(self.folder / self.id)
+
+    def evaluate(
+        self, image: np.ndarray, segmenter: Segmenter | Measurer
+    ) -> tuple[FrameResult, Reading]:
+        return evaluate_labelled_image(self.id, image, self.nozzles, segmenter)
+
+    def draw_truth(self, picture: np.ndarray) -> np.ndarray:
+        """The labelled boundary lines."""
+        for i, nozzle in enumerate(self.nozzles):
+            draw_nozzle(picture, nozzle, (0, 255, 0), f"truth {i + 1}")
+        return picture
+
+
+def labelled_frames(folder: Path) -> list[LabelledFrame]:
+    """The labelled photos of folder/lines.json, in its order; LineTruthError as
+    labelled_images says."""
+    return [LabelledFrame(Path(folder), key, nozzles) for key, nozzles in labelled_images(folder)]
 
 
 def _fingerprint(image: np.ndarray) -> bytes:

@@ -2,16 +2,14 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 
 import cv2
 import numpy as np
 
-from spraycv.evaluation.heldout import EvalReport, FrameResult, evaluate_frame, read_records
-from spraycv.evaluation.line_truth import evaluate_labelled_image, labelled_images
-from spraycv.io.images import read_image, to_binary_mask
-from spraycv.label.session import draw_nozzle
+from spraycv.evaluation.heldout import EvalReport, FrameResult, Segmenter, TruthFrame
+from spraycv.measure import Measurer
 from spraycv.viz.overlay import draw_overlay
 
 
@@ -82,61 +80,26 @@ def _write_grid(tiles: list[np.ndarray], path: Path, tile: int) -> Path:
     return path
 
 
-def _worst_grid(
-    report: EvalReport,
-    path: Path,
-    k: int,
-    tile: int,
-    picture_of: Callable[[FrameResult], np.ndarray],
-) -> Path:
-    """The k worst frames of a report, each drawn by `picture_of`, as one grid."""
-    return _write_grid([_tile(picture_of(f), f, tile) for f in _worst(report, k)], path, tile)
-
-
 def worst_cases(
     report: EvalReport,
-    dataset_dir: Path,
-    segmenter: Callable[[np.ndarray], np.ndarray],
+    frames: Sequence[TruthFrame],
+    segmenter: Segmenter | Measurer,
     path: Path,
     k: int = 6,
     tile: int = 320,
 ) -> Path:
-    """A grid of the k frames with the largest angle error or a missed nozzle, with overlays."""
-    records = {str(r["id"]): r for r in read_records(dataset_dir)}
-
-    def picture(frame: FrameResult) -> np.ndarray:
-        record = records[frame.id]
-        image = read_image(dataset_dir / record["image"])
-        truth = to_binary_mask(read_image(dataset_dir / record["mask"]))
-        _, pred, measurements = evaluate_frame(record, image, truth, segmenter)
-        drawn = draw_overlay(image, pred, measurements)
-        contours, _ = cv2.findContours(truth, cv2.RETR_EXTERNAL, cv2.CHAIN_APPROX_SIMPLE)
-        return cv2.drawContours(drawn, contours, -1, (0, 255, 0), 1)  # truth outline in green
-
-    return _worst_grid(report, path, k, tile, picture)
-
-
-def worst_cases_lines(
-    report: EvalReport,
-    folder: Path,
-    segmenter: Callable[[np.ndarray], np.ndarray],
-    path: Path,
-    k: int = 6,
-    tile: int = 320,
-) -> Path:
-    """The same grid for labelled photos (lines.json): the measured overlay, and the
-    labelled boundary lines in green."""
-    labels = dict(labelled_images(folder))
-
-    def picture(frame: FrameResult) -> np.ndarray:
-        image = read_image(folder / frame.id)
-        _, reading = evaluate_labelled_image(frame.id, image, labels[frame.id], segmenter)
-        drawn = draw_overlay(image, reading.mask, reading.measurements)
-        for i, nozzle in enumerate(labels[frame.id]):
-            draw_nozzle(drawn, nozzle, (0, 255, 0), f"truth {i + 1}")
-        return drawn
-
-    return _worst_grid(report, path, k, tile, picture)
+    """A grid of the k frames with the largest angle error or a missed nozzle: each with the
+    measured overlay and its truth in green (a rendered mask's outline, labelled lines).
+    `frames` are the evaluated frames of truth (heldout.evaluate_frames)."""
+    by_id = {frame.id: frame for frame in frames}
+    tiles = []
+    for result in _worst(report, k):
+        frame = by_id[result.id]
+        image = frame.image()
+        _, reading = frame.evaluate(image, segmenter)
+        picture = frame.draw_truth(draw_overlay(image, reading.mask, reading.measurements))
+        tiles.append(_tile(picture, result, tile))
+    return _write_grid(tiles, path, tile)
 
 
 def plot_accuracy_latency(rows: Sequence[dict], path: Path) -> Path:

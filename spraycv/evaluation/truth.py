@@ -2,38 +2,35 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from spraycv.evaluation.heldout import EvalReport, evaluate_dataset
-from spraycv.evaluation.line_truth import evaluate_lines
-from spraycv.evaluation.plots import worst_cases, worst_cases_lines
+from spraycv.evaluation.heldout import TruthFrame, rendered_frames
+from spraycv.evaluation.line_truth import labelled_frames
 from spraycv.label.lines import LINES_FILE
 
 
 @dataclass(frozen=True)
 class TruthKind:
-    """file: what a folder of this kind holds; what: its name in messages; evaluate and
-    worst_cases: its evaluation and its worst-cases picture; note: what to tell the reader
-    of its report."""
+    """file: what a folder of this kind holds; what: its name in messages; frames: the
+    folder's frames of truth, which heldout.evaluate_frames and plots.worst_cases take;
+    note: what to tell the reader of its report."""
 
     file: str
     what: str
-    evaluate: Callable[..., EvalReport]
-    worst_cases: Callable[..., Path]
+    frames: Callable[[Path], Sequence[TruthFrame]]
     note: str = ""
 
 
 # In order of preference: a rendered set holds more (masks too), so it wins when a folder
 # holds both, as a rendered set given its line truth by `spraycv label lines-from-render`.
 TRUTH_KINDS: dict[str, TruthKind] = {
-    "rendered": TruthKind("labels.jsonl", "a rendered dataset", evaluate_dataset, worst_cases),
+    "rendered": TruthKind("labels.jsonl", "a rendered dataset", rendered_frames),
     "lines": TruthKind(
         LINES_FILE,
         "line truth from `spraycv label lines`",
-        evaluate_lines,
-        worst_cases_lines,
+        labelled_frames,
         "line truth: angles, missed and extra plumes only; the mask metrics (iou, dice, "
         "boundary_f1) are absent (null), as the truth has no mask",
     ),

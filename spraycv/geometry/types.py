@@ -22,7 +22,15 @@ JsonValue = float | int | str | None
 NAN = float("nan")
 
 
-class QualityFlag(str, Enum):
+class ValueEnum(str, Enum):
+    """A str enum written, stored and shown as its value: str(x) and f"{x}" give x.value
+    (what enum.StrEnum does from Python 3.11 on; spraycv still runs on 3.10)."""
+
+    def __str__(self) -> str:
+        return self.value
+
+
+class QualityFlag(ValueEnum):
     """Why a measurement may deserve a second look (values are the strings written out)."""
 
     NO_SPRAY = "no_spray"  # nothing to measure (empty mask, or no plume at a hinted apex)
@@ -33,9 +41,6 @@ class QualityFlag(str, Enum):
     AXIS_FROM_BISECTOR = "axis_from_bisector"  # no hint, no boom: left == right by construction
     APEX_OUTSIDE_IMAGE = "apex_outside_image"  # the fitted apex lies outside the image
     SHORT_BAND = "short_band"  # a side was fitted on a band shortened by a neighbouring plume
-
-    def __str__(self) -> str:
-        return self.value
 
 
 @dataclass(frozen=True)

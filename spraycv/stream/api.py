@@ -32,7 +32,6 @@ import socket
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass
-from enum import Enum
 from http import HTTPStatus
 from typing import Any, Protocol
 from urllib.parse import parse_qs
@@ -42,6 +41,7 @@ from waitress.server import create_server
 from waitress.wasyncore import close_all
 
 from spraycv.config.daemon import ApiConfig
+from spraycv.geometry.types import ValueEnum
 from spraycv.redact import redact_credentials
 from spraycv.stream.store import StoreError, StoreReader
 
@@ -54,15 +54,12 @@ FILES_KEPT_FOR_THE_DAEMON = 256  # model, database, cameras, logs: not for API s
 Query = dict[str, list[str]]
 
 
-class HealthStatus(str, Enum):
+class HealthStatus(ValueEnum):
     """What /health reports: every source streaming, some, or none (or a dead pipeline)."""
 
     OK = "ok"
     DEGRADED = "degraded"
     FAILED = "failed"
-
-    def __str__(self) -> str:
-        return self.value
 
     @property
     def http_status(self) -> HTTPStatus:

@@ -6,13 +6,13 @@ import logging
 import threading
 import time
 from dataclasses import dataclass
-from enum import Enum
 from pathlib import Path
 
 import cv2
 import numpy as np
 
 from spraycv.config.daemon import ReconnectConfig, SourceConfig
+from spraycv.geometry.types import ValueEnum
 from spraycv.redact import redact_credentials
 
 log = logging.getLogger("spraycv.stream.reader")
@@ -21,15 +21,12 @@ MAX_BAD_READS = 5  # consecutive failed reads before the connection counts as lo
 VIDEO_FILE_SUFFIXES = (".mp4", ".avi", ".mov", ".mkv", ".webm", ".m4v", ".mpg", ".mpeg", ".mjpg")
 
 
-class SourceState(str, Enum):
+class SourceState(ValueEnum):
     CONNECTING = "connecting"
     CONNECTED = "connected"
     RECONNECTING = "reconnecting"
     FAILED = "failed"  # many attempts in a row failed; the reader still keeps trying
     STOPPED = "stopped"
-
-    def __str__(self) -> str:
-        return self.value
 
 
 @dataclass(frozen=True)

@@ -15,10 +15,10 @@ from enum import Enum
 from typing import Any, get_args, get_type_hints
 
 from spraycv.geometry import ConeMeasurement
-from spraycv.geometry.types import Column, JsonValue, exported_columns, finite_or_none
+from spraycv.geometry.types import Column, JsonValue, ValueEnum, exported_columns, finite_or_none
 
 
-class SpecStatus(str, Enum):
+class SpecStatus(ValueEnum):
     """A nozzle's state against its spec (stored as the value)."""
 
     OK = "ok"
@@ -28,20 +28,14 @@ class SpecStatus(str, Enum):
     NOT_MEASURED = "not_measured"
     UNRELIABLE = "unreliable"  # measured, but too doubtful to check (the reading says why)
 
-    def __str__(self) -> str:
-        return self.value
 
-
-class EventKind(str, Enum):
+class EventKind(ValueEnum):
     """What happened (stored as the value)."""
 
     ALARM_RAISED = "alarm_raised"
     ALARM_CLEARED = "alarm_cleared"
     SOURCE_LOST = "source_lost"
     SOURCE_CONNECTED = "source_connected"
-
-    def __str__(self) -> str:
-        return self.value
 
 
 def _plain(value: Any) -> Any:

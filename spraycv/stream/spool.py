@@ -14,11 +14,11 @@ import logging
 import threading
 import time
 from dataclasses import dataclass
-from enum import Enum
 from pathlib import Path
 from typing import Any
 
 from spraycv.config.daemon import StoreConfig
+from spraycv.geometry.types import ValueEnum
 from spraycv.stream.database import (
     Database,
     DatabaseUnavailable,
@@ -37,15 +37,12 @@ SPOOL_DDL = (
 )
 
 
-class LinkState(str, Enum):
+class LinkState(ValueEnum):
     """The forwarder's view of the server (/health and /metrics show it)."""
 
     CONNECTING = "connecting"  # no answer yet since the start
     UP = "up"
     DOWN = "down"
-
-    def __str__(self) -> str:
-        return self.value
 
 
 class Spool:

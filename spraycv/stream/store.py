@@ -1,12 +1,7 @@
 """Persistence: a batching writer thread and the queries, on SQLite (the embedded default)
 or PostgreSQL (a fleet: spraycv/stream/database.py, docs/fleet.md); the schema they share is
-spraycv/stream/schema.py.
-
-Every inferred frame goes into `frames` (even with no spray) and each nozzle into
-`measurements`, so "nothing lost" is checkable: rows == frames the daemon inferred. Every
-row carries its `site` and `machine`; a frame is keyed by (machine, source, frame_no, time)
-and its nozzles by their slot in it, and every insert skips a row whose key is stored
-already, so a batch sent twice (a retry after a lost reply) is stored once.
+spraycv/stream/schema.py, whose docstring says what is stored and how a batch sent twice
+is stored once.
 """
 
 from __future__ import annotations

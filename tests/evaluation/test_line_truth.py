@@ -15,8 +15,8 @@ import pytest
 from typer.testing import CliRunner
 
 from spraycv.cli.app import app
-from spraycv.evaluation.heldout import EvalReport, evaluate_dataset, read_records
-from spraycv.evaluation.line_truth import TruthMasks, evaluate_lines
+from spraycv.evaluation.heldout import EvalReport, evaluate_dataset, evaluate_frames, read_records
+from spraycv.evaluation.line_truth import TruthMasks, labelled_frames
 from spraycv.evaluation.truth import TRUTH_KINDS, truth_kind
 from spraycv.label.lines import (
     LINES_FILE,
@@ -47,6 +47,11 @@ def _line_truth(folder: Path, truth: LinesFile | None = None) -> Path:
     return folder
 
 
+def _evaluate_lines(segmenter, folder: Path, progress: bool = True) -> EvalReport:
+    """What `spraycv eval` runs on a folder with a lines.json."""
+    return evaluate_frames(labelled_frames(folder), segmenter, progress)
+
+
 def _errors(report: EvalReport) -> np.ndarray:
     return np.array([n["included_error_deg"] for f in report.frames for n in f.nozzles])
 
@@ -55,7 +60,7 @@ def _errors(report: EvalReport) -> np.ndarray:
 def round_trip(perfect: TruthMasks, tmp_path_factory) -> tuple[EvalReport, EvalReport]:
     """(line truth, renderer truth) evaluations of the samples with their true masks."""
     folder = _line_truth(tmp_path_factory.mktemp("lines"))
-    return evaluate_lines(perfect, folder, progress=False), evaluate_dataset(
+    return _evaluate_lines(perfect, folder, progress=False), evaluate_dataset(
         perfect, SAMPLES_DIR, progress=False
     )
 
@@ -94,7 +99,7 @@ def test_a_wrongly_turned_label_shows_as_an_error_of_its_size(
     perfect, round_trip, tmp_path: Path, degrees: float
 ):
     truth = load_lines(_line_truth(tmp_path / "right") / LINES_FILE)
-    wrong = evaluate_lines(perfect, _line_truth(tmp_path / "wrong", _turned(truth, degrees)))
+    wrong = _evaluate_lines(perfect, _line_truth(tmp_path / "wrong", _turned(truth, degrees)))
     right = round_trip[0]
     for good, bad in zip(right.frames, wrong.frames, strict=True):
         change = [
@@ -114,7 +119,7 @@ def test_unlabelled_photos_are_skipped_and_empty_ones_count_extra_plumes(perfect
         keys[1]: ImageLines(),
         keys[2]: truth.images[keys[2]],
     }
-    report = evaluate_lines(perfect, _line_truth(tmp_path / "some", LinesFile(images=images)))
+    report = _evaluate_lines(perfect, _line_truth(tmp_path / "some", LinesFile(images=images)))
     assert [f.id for f in report.frames] == [keys[0], keys[2]]
     assert (report.frames[0].n_truth, report.frames[0].extra) == (0, 1)
     assert (report.frames[1].missed, report.frames[1].extra) == (0, 0)
@@ -130,7 +135,7 @@ def test_unlabelled_photos_are_skipped_and_empty_ones_count_extra_plumes(perfect
 def test_line_truth_that_cannot_be_evaluated_says_why(tmp_path, images, error):
     save_lines(tmp_path / LINES_FILE, LinesFile(images=images))
     with pytest.raises(LineTruthError, match=re.escape(error)):
-        evaluate_lines(lambda image: image, tmp_path)
+        _evaluate_lines(lambda image: image, tmp_path)
 
 
 # (files the folder holds, --truth, the kind read or the error)
