@@ -1,0 +1,102 @@
+"""Variants of the pipeline after the model, side by side on the same masks.
+
+The model segments each frame once (masks and apex-head peaks kept in memory); each variant
+then re-reads those masks with other geometry settings or another refinement, so that the
+rows differ only in what comes after the model. Every variant is evaluated end to end as
+`spraycv eval` does (matching, missed and extra plumes, unreliable readings).
+
+A variant is a comma-separated list of settings: `passes=N`, `flip=1`, `refiner=PATH`, or
+any GeometryConfig field (`apex_prior_px=10`); `base` is the shipped pipeline.
+
+Usage: python benchmarks/pipeline_variants.py --data datasets/val_std --n 300 \
+           base passes=1 passes=2,flip=1 apex_prior_px=20
+"""
+
+from __future__ import annotations
+
+import argparse
+import time
+from dataclasses import dataclass, replace
+from pathlib import Path
+
+import numpy as np
+
+from spraycv.config.geometry import GeometryConfig
+from spraycv.evaluation.heldout import EvalReport, evaluate_frame, read_records
+from spraycv.io.images import read_image, to_binary_mask
+from spraycv.measure import Measurer, load_measurer
+from spraycv.paths import default_weights
+from spraycv.refine.stage import Refiner
+
+SHOWN = ("angle_mae_deg", "angle_median_deg", "angle_p95_deg", "frames_with_missed_frac",
+         "frames_with_extra_frac", "unreliable_nozzles")  # fmt: skip
+
+
+@dataclass(frozen=True)
+class Segmented:
+    """The model's output for one frame, computed once."""
+
+    mask: np.ndarray
+    apexes: np.ndarray | None
+
+
+class Replay:
+    """A segmenter that hands back the stored output of the frame it is given (by identity)."""
+
+    has_apex_head = True
+    name = "model (replayed)"
+
+    def __init__(self, outputs: dict[int, Segmented]):
+        self.outputs = outputs
+
+    def segment(self, images: list[np.ndarray]) -> list[Segmented]:
+        return [self.outputs[id(image)] for image in images]
+
+
+def variant(base: Measurer, spec: str) -> Measurer:
+    """The base pipeline with the settings of `spec` (see the module docstring)."""
+    settings = dict(item.split("=", 1) for item in spec.split(",")) if spec != "base" else {}
+    refiner = base.refiner
+    if "refiner" in settings:
+        refiner = Refiner.load(Path(settings.pop("refiner")), threads=1)
+    if refiner is not None:
+        refiner = Refiner(
+            refiner.predictor,
+            flip=settings.pop("flip", "0") == "1",
+            passes=int(settings.pop("passes", refiner.passes)),
+        )
+    config = GeometryConfig(**{k: float(v) for k, v in settings.items()})
+    return replace(base, config=config, refiner=refiner)
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("variants", nargs="+")
+    ap.add_argument("--data", type=Path, default=Path("datasets/val_std"))
+    ap.add_argument("--n", type=int, default=300)
+    ap.add_argument("--weights", type=Path, default=None)
+    args = ap.parse_args()
+    base = load_measurer(args.weights or default_weights(), threads=1)
+    frames = []
+    for r in read_records(args.data)[: args.n]:
+        truth = to_binary_mask(read_image(args.data / r["mask"]))
+        frames.append((r, read_image(args.data / r["image"]), truth))
+    outputs = {}
+    for _, image, _ in frames:
+        (seg,) = base.segmenter.segment([image])
+        outputs[id(image)] = Segmented(seg.mask, seg.apexes)
+    base = replace(base, segmenter=Replay(outputs))
+    print(f"{args.data}, first {len(frames)} frames, weights {args.weights or 'shipped'}")
+    print("| variant | seconds | " + " | ".join(SHOWN) + " |")
+    print("|---|---|" + "---|" * len(SHOWN))
+    for spec in args.variants:
+        measurer, report, tic = variant(base, spec), EvalReport(), time.perf_counter()
+        for record, image, truth in frames:
+            report.frames.append(evaluate_frame(record, image, truth, measurer)[0])
+        summary = report.summary()
+        cells = " | ".join(f"{summary[k]:.4g}" for k in SHOWN)
+        print(f"| {spec} | {time.perf_counter() - tic:.0f} | {cells} |", flush=True)
+
+
+if __name__ == "__main__":
+    main()
