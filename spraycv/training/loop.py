@@ -8,6 +8,7 @@ import time
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import torch
@@ -139,25 +140,10 @@ def train(
         cleanup(info)
 
 
-def _train(
-    cfg: TrainConfig,
-    info: DistInfo,
-    progress: bool,
-    splits: run_data.Splits | None = None,
-    initial_state: Mapping[str, torch.Tensor] | None = None,
-) -> TrainResult:
-    device = pick_device(cfg.device, info)
-    if cfg.threads is not None:
-        torch.set_num_threads(cfg.threads)
-    check_precision(cfg.precision, device)
-    seed_everything(cfg.seed, cfg.deterministic)
-    if device.type == "cuda":
-        torch.backends.cudnn.benchmark = not cfg.deterministic
-    run_dir = Path(cfg.out_dir) / cfg.name
-    if initial_state is None and cfg.init_weights is not None:
-        initial_state = start_weights(cfg)
-    if splits is None:
-        splits = run_data.make_splits(cfg)
+def _loaders(
+    cfg: TrainConfig, info: DistInfo, device: torch.device, splits: run_data.Splits
+) -> tuple[DataLoader, DataLoader]:
+    """The shuffled (distributed) training loader and the validation loader."""
     train_set, val_set = run_data.make_datasets(cfg, splits)
     sampler = DistributedSampler(
         train_set, num_replicas=info.world_size, rank=info.rank, shuffle=True, seed=cfg.seed
@@ -178,103 +164,168 @@ def _train(
         num_workers=cfg.workers,
         sampler=DistributedSampler(val_set, info.world_size, info.rank, shuffle=False),
     )
-    model = _build_model(cfg, device, info, initial_state)
-    optimizer = torch.optim.AdamW(
-        model.parameters(), lr=cfg.optim.lr, weight_decay=cfg.optim.weight_decay
-    )
-    steps_per_epoch = run_data.steps_per_epoch(cfg, len(loader))
-    scheduler = _make_scheduler(cfg, optimizer, steps_per_epoch * cfg.epochs)
-    scaler = grad_scaler(cfg.precision, device)
-    loss_fn = DiceBCELoss()
-    io = ModelIO(
-        tuple(cfg.data.input_size),
-        tuple(cfg.data.mean),
-        tuple(cfg.data.std),
-        cfg.threshold,
-        exposure=cfg.data.exposure,
-    )
-    sidecar_base = {
-        "model": dump_config(cfg.model),
-        **io.to_sidecar(),
-        "train_config": dump_config(cfg),
-        "parameters": count_parameters(unwrap(model)),
-    }
-    logger = RunLogger(run_dir, enabled=info.is_main)
-    start_epoch, best, history = 0, {"iou": -math.inf}, []
-    state_path = run_dir / "last_state.pt"
-    if cfg.resume and state_path.is_file():
-        start_epoch, best, history = restore_state(state_path, model, optimizer, scheduler, scaler)
-    best_weights, stale, started = run_dir / "best.safetensors", 0, time.monotonic()
-    epoch = start_epoch
-    for epoch in range(start_epoch, cfg.epochs):
-        sampler.set_epoch(epoch)
-        model.train()
-        if cfg.freeze_batchnorm:
-            freeze_batchnorm(model)
+    return loader, val_loader
+
+
+@dataclass
+class _Run:
+    """One run's parts, built once (`_Run.start`), and its epoch, its validation and its
+    checkpoints as short steps."""
+
+    cfg: TrainConfig
+    info: DistInfo
+    device: torch.device
+    splits: run_data.Splits
+    loader: DataLoader
+    val_loader: DataLoader
+    model: nn.Module
+    optimizer: torch.optim.Optimizer
+    scheduler: Any
+    scaler: torch.amp.GradScaler
+    steps_per_epoch: int
+    io: ModelIO
+    run_dir: Path
+    loss_fn: nn.Module = field(default_factory=DiceBCELoss)
+
+    @staticmethod
+    def start(
+        cfg: TrainConfig,
+        info: DistInfo,
+        splits: run_data.Splits | None,
+        initial_state: Mapping[str, torch.Tensor] | None,
+    ) -> _Run:
+        device = pick_device(cfg.device, info)
+        if cfg.threads is not None:
+            torch.set_num_threads(cfg.threads)
+        check_precision(cfg.precision, device)
+        seed_everything(cfg.seed, cfg.deterministic)
+        if device.type == "cuda":
+            torch.backends.cudnn.benchmark = not cfg.deterministic
+        if initial_state is None and cfg.init_weights is not None:
+            initial_state = start_weights(cfg)
+        splits = splits if splits is not None else run_data.make_splits(cfg)
+        loader, val_loader = _loaders(cfg, info, device, splits)
+        model = _build_model(cfg, device, info, initial_state)
+        optimizer = torch.optim.AdamW(
+            model.parameters(), lr=cfg.optim.lr, weight_decay=cfg.optim.weight_decay
+        )
+        steps = run_data.steps_per_epoch(cfg, len(loader))
+        data = cfg.data
+        io = ModelIO(
+            tuple(data.input_size), tuple(data.mean), tuple(data.std), cfg.threshold,
+            exposure=data.exposure,
+        )  # fmt: skip
+        return _Run(
+            cfg, info, device, splits, loader, val_loader, model, optimizer,
+            scheduler=_make_scheduler(cfg, optimizer, steps * cfg.epochs),
+            scaler=grad_scaler(cfg.precision, device),
+            steps_per_epoch=steps, io=io, run_dir=Path(cfg.out_dir) / cfg.name,
+        )  # fmt: skip
+
+    def step(self, images: torch.Tensor, masks: torch.Tensor) -> float:
+        """One optimiser step on a batch; its loss."""
+        cfg, device = self.cfg, self.device
+        images = images.to(device, non_blocking=True)
+        masks = masks.to(device, non_blocking=True)
+        if device.type == "cuda" and cfg.channels_last:
+            images = images.contiguous(memory_format=torch.channels_last)
+        with autocast(cfg.precision, device):
+            logits = self.model(images)
+        loss = self.loss_fn(logits, masks)
+        self.optimizer.zero_grad(set_to_none=True)
+        self.scaler.scale(loss).backward()
+        if cfg.optim.grad_clip is not None:
+            self.scaler.unscale_(self.optimizer)
+            nn.utils.clip_grad_norm_(self.model.parameters(), cfg.optim.grad_clip)
+        self.scaler.step(self.optimizer)
+        self.scaler.update()
+        self.scheduler.step()
+        return float(loss.detach())
+
+    def epoch(self, epoch: int, progress: bool) -> dict[str, float]:
+        """Train one epoch; its mean loss and images per second."""
+        self.loader.sampler.set_epoch(epoch)
+        self.model.train()
+        if self.cfg.freeze_batchnorm:
+            freeze_batchnorm(self.model)
         bar = tqdm(
-            loader,
-            total=steps_per_epoch,
-            desc=f"epoch {epoch + 1}/{cfg.epochs}",
-            disable=not (progress and info.is_main),
+            self.loader,
+            total=self.steps_per_epoch,
+            desc=f"epoch {epoch + 1}/{self.cfg.epochs}",
+            disable=not (progress and self.info.is_main),
             leave=False,
         )
         loss_sum, seen, tic = 0.0, 0, time.monotonic()
         for step, (images, masks) in enumerate(bar):
-            if step >= steps_per_epoch:
+            if step >= self.steps_per_epoch:
                 break
-            images, masks = (
-                images.to(device, non_blocking=True),
-                masks.to(device, non_blocking=True),
-            )
-            if device.type == "cuda" and cfg.channels_last:
-                images = images.contiguous(memory_format=torch.channels_last)
-            with autocast(cfg.precision, device):
-                logits = model(images)
-            loss = loss_fn(logits, masks)
-            optimizer.zero_grad(set_to_none=True)
-            scaler.scale(loss).backward()
-            if cfg.optim.grad_clip is not None:
-                scaler.unscale_(optimizer)
-                nn.utils.clip_grad_norm_(model.parameters(), cfg.optim.grad_clip)
-            scaler.step(optimizer)
-            scaler.update()
-            scheduler.step()
-            loss_sum += float(loss.detach()) * len(images)
+            loss_sum += self.step(images, masks) * len(images)
             seen += len(images)
             bar.set_postfix(loss=f"{loss_sum / seen:.4f}")
-        train_seconds = time.monotonic() - tic
-        metrics = validate(model, val_loader, device, cfg.precision, cfg.threshold, info, loss_fn)
-        if info.is_main and cfg.angle_eval_images:
-            errs = angle_errors(unwrap(model), splits.val[: cfg.angle_eval_images], io, device)
-            metrics.update(errs.summary())
-        row = {
+        return {
             "train_loss": loss_sum / max(seen, 1),
-            "train_images_per_s": seen * info.world_size / train_seconds,
-            "lr": scheduler.get_last_lr()[0],
-            **{f"val_{k}": v for k, v in metrics.items()},
+            "train_images_per_s": seen * self.info.world_size / (time.monotonic() - tic),
+            "lr": self.scheduler.get_last_lr()[0],
         }
+
+    def validate(self) -> dict[str, float]:
+        """Mask metrics on the validation loader, and the cone-angle error of a few images."""
+        cfg = self.cfg
+        metrics = validate(
+            self.model, self.val_loader, self.device, cfg.precision, cfg.threshold, self.info,
+            self.loss_fn,
+        )  # fmt: skip
+        if self.info.is_main and cfg.angle_eval_images:
+            val = self.splits.val[: cfg.angle_eval_images]
+            metrics.update(angle_errors(unwrap(self.model), val, self.io, self.device).summary())
+        return metrics
+
+    def save(self, epoch: int, metrics: dict, improved: bool, best: dict, history: list) -> None:
+        """last (and best, if improved) weights with their sidecars, and the resumable state."""
+        sidecar = {
+            "model": dump_config(self.cfg.model),
+            **self.io.to_sidecar(),
+            "train_config": dump_config(self.cfg),
+            "parameters": count_parameters(unwrap(self.model)),
+            "epoch": epoch,
+            "metrics": metrics,
+        }
+        save_checkpoint(self.run_dir / "last.safetensors", self.model, sidecar)
+        if improved:
+            save_checkpoint(self.run_dir / "best.safetensors", self.model, sidecar)
+        steps = epoch * self.steps_per_epoch
+        save_state(
+            self.run_dir / "last_state.pt", epoch, self.model, self.optimizer, steps,
+            self.scaler, best, history,
+        )  # fmt: skip
+
+
+def _train(
+    cfg: TrainConfig,
+    info: DistInfo,
+    progress: bool,
+    splits: run_data.Splits | None = None,
+    initial_state: Mapping[str, torch.Tensor] | None = None,
+) -> TrainResult:
+    run = _Run.start(cfg, info, splits, initial_state)
+    logger = RunLogger(run.run_dir, enabled=info.is_main)
+    start_epoch, best, history = 0, {"iou": -math.inf}, []
+    state_path = run.run_dir / "last_state.pt"
+    if cfg.resume and state_path.is_file():
+        start_epoch, best, history = restore_state(
+            state_path, run.model, run.optimizer, run.scheduler, run.scaler
+        )
+    stale, started, epoch = 0, time.monotonic(), start_epoch
+    for epoch in range(start_epoch, cfg.epochs):
+        row = run.epoch(epoch, progress)
+        metrics = run.validate()
+        row.update({f"val_{k}": v for k, v in metrics.items()})
         history.append(row)
         logger.log(epoch + 1, row)
         improved = metrics["iou"] > best["iou"]
-        if improved:
-            best, stale = dict(metrics), 0
-        else:
-            stale += 1
+        best, stale = (dict(metrics), 0) if improved else (best, stale + 1)
         if info.is_main:
-            sidecar = {**sidecar_base, "epoch": epoch + 1, "metrics": metrics}
-            save_checkpoint(run_dir / "last.safetensors", model, sidecar)
-            if improved:
-                save_checkpoint(best_weights, model, sidecar)
-            save_state(
-                state_path,
-                epoch + 1,
-                model,
-                optimizer,
-                (epoch + 1) * steps_per_epoch,
-                scaler,
-                best,
-                history,
-            )
+            run.save(epoch + 1, metrics, improved, best, history)
             if progress:
                 tqdm.write(
                     f"epoch {epoch + 1}: " + ", ".join(f"{k} {v:.4g}" for k, v in row.items())
@@ -283,7 +334,8 @@ def _train(
             cfg.max_minutes is not None and time.monotonic() - started > cfg.max_minutes * 60
         )
         patience_over = cfg.early_stop_patience is not None and stale >= cfg.early_stop_patience
-        if any_rank(out_of_time or patience_over, info, device):
+        if any_rank(out_of_time or patience_over, info, run.device):
             break
     logger.close()
-    return TrainResult(run_dir, best_weights, epoch + 1, best, history, unwrap(model))
+    best_weights = run.run_dir / "best.safetensors"
+    return TrainResult(run.run_dir, best_weights, epoch + 1, best, history, unwrap(run.model))
