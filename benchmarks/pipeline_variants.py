@@ -5,8 +5,9 @@ then re-reads those masks with other geometry settings or another refinement, so
 rows differ only in what comes after the model. Every variant is evaluated end to end as
 `spraycv eval` does (matching, missed and extra plumes, unreliable readings).
 
-A variant is a comma-separated list of settings: `passes=N`, `flip=1`, `refiner=PATH`, or
-any GeometryConfig field (`apex_prior_px=10`); `base` is the shipped pipeline.
+A variant is a comma-separated list of settings: `passes=N`, `flip=1`, `moved=FRAC/DEG`
+(re-read only plumes whose pose moved more; `moved=0/0`: always), `refiner=PATH`, or any
+GeometryConfig field (`apex_prior_px=10`); `base` is the shipped pipeline.
 
 Usage: python benchmarks/pipeline_variants.py --data datasets/val_std --n 300 \
            base passes=1 passes=2,flip=1 apex_prior_px=20
@@ -60,10 +61,12 @@ def variant(base: Measurer, spec: str) -> Measurer:
     if "refiner" in settings:
         refiner = Refiner.load(Path(settings.pop("refiner")), threads=1)
     if refiner is not None:
+        moved = settings.pop("moved", None)
         refiner = Refiner(
             refiner.predictor,
             flip=settings.pop("flip", "0") == "1",
             passes=int(settings.pop("passes", refiner.passes)),
+            moved=refiner.moved if moved is None else tuple(map(float, moved.split("/"))),
         )
     config = GeometryConfig(**{k: float(v) for k, v in settings.items()})
     return replace(base, config=config, refiner=refiner)

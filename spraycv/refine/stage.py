@@ -19,6 +19,9 @@ from spraycv.runtime.processing import preprocess
 
 PASSES = 2  # reading again at the pose the first reading found: MAE 1.90 -> 1.76 on
 # val_std (docs/experiments.md); a third pass adds nothing, a mirrored crop little for its cost
+MOVED_FRAC, MOVED_DEG = 0.015, 1.0  # a plume is read again only where its last reading
+# moved the pose: its apex by more than this share of L, or its axis or widest side by more
+# than this many degrees (elsewhere the next crop would be the same one)
 APEX_MOVE_FRAC = 0.25  # a refined apex further than this share of L from the coarse one is
 # not trusted (near-parallel sides make the intersection ill-conditioned): the coarse one stays
 
@@ -45,12 +48,14 @@ class Refiner:
         band: tuple[float, float] = (0.1, 0.4),
         flip: bool = False,
         passes: int = PASSES,
+        moved: tuple[float, float] = (MOVED_FRAC, MOVED_DEG),
     ):
         self.predictor = predictor
         self.size = tuple(predictor.io.input_size)
         self.band = band
         self.flip = flip  # average each crop with its mirror (the axis is the mirror line)
         self.passes = passes  # re-crop at the refined pose and read again
+        self.moved = moved
 
     @classmethod
     def load(cls, weights: Path, threads: int | None = None) -> Refiner:
@@ -82,29 +87,39 @@ class Refiner:
         """The measurements with their lines, angles and apex re-read on the crops (those
         without angles, or whose crop gives too few edge points, are kept as they were)."""
         out = list(measurements)
+        todo = [i for i, m in enumerate(out) if pose_of(m) is not None]
         for _ in range(self.passes):
-            out = self._refine_once(image, out, hints)
+            if not todo:
+                break
+            before = [out[i] for i in todo]
+            self._refine_at(image, out, todo, hints)
+            todo = [i for i, m in zip(todo, before, strict=True) if self._moved(m, out[i])]
         return out
 
-    def _refine_once(
+    def _moved(self, before: ConeMeasurement, after: ConeMeasurement) -> bool:
+        """Whether a reading moved the crop pose enough for the next crop to differ."""
+        frac, deg = self.moved
+        shift = float(np.hypot(*np.subtract(after.apex, before.apex)))
+        turn = math.degrees(math.acos(min(1.0, abs(float(np.dot(after.axis, before.axis))))))
+        widest = [max(m.half_angle_left_deg, m.half_angle_right_deg) for m in (before, after)]
+        return shift > frac * before.length_px or turn > deg or abs(widest[1] - widest[0]) > deg
+
+    def _refine_at(
         self,
         image: np.ndarray,
-        measurements: Sequence[ConeMeasurement],
+        out: list[ConeMeasurement],
+        todo: Sequence[int],
         hints: MeasureHints | None,
-    ) -> list[ConeMeasurement]:
-        poses = [pose_of(m) for m in measurements]
-        todo = [i for i, p in enumerate(poses) if p is not None]
-        out = list(measurements)
-        if not todo:
-            return out
-        probs, transforms = self.crop_probabilities(image, [poses[i] for i in todo])
+    ) -> None:
+        """Re-read the measurements out[i] for i in todo, in place (one batch of crops)."""
+        poses = [pose_of(out[i]) for i in todo]
+        probs, transforms = self.crop_probabilities(image, poses)
         for k, i in enumerate(todo):
             edges = crop_edges(probs[k], transforms[k], self.band)
-            apex = np.asarray(measurements[i].apex, dtype=np.float64)
+            apex = np.asarray(out[i].apex, dtype=np.float64)
             left, right = side_line(edges.left, apex), side_line(edges.right, apex)
             if left is not None and right is not None:
-                out[i] = refined(measurements[i], left, right, image.shape[:2], hints)
-        return out
+                out[i] = refined(out[i], left, right, image.shape[:2], hints)
 
 
 def refined(
