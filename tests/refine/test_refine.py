@@ -133,6 +133,26 @@ def test_passes_recover_from_a_poor_starting_pose(spec, passes, max_deg, max_px)
     assert readings[1].included_angle_deg == pytest.approx(readings[0].included_angle_deg)
 
 
+class Counting(BrightIsSpray):
+    def __init__(self) -> None:
+        self.batches = 0
+
+    def infer(self, batch: np.ndarray) -> np.ndarray:
+        self.batches += 1
+        return super().infer(batch)
+
+
+def test_a_plume_is_read_again_only_where_its_pose_moved() -> None:
+    spec = SPECS[2]
+    mask = draw_wedge((512, 512), spec)
+    (coarse,) = measure_cones(mask)
+    image = np.repeat(mask[..., None] * 255, 3, axis=2).astype(np.uint8)
+    for start, batches in ((coarse, 1), (off_pose(coarse), 2)):
+        segmenter = Counting()
+        Refiner(segmenter, passes=2).refine(image, [start])
+        assert segmenter.batches == batches
+
+
 def test_measurements_without_angles_pass_through_unchanged() -> None:
     unmeasured = ConeMeasurement(index=0, flags=(QualityFlag.TOO_FEW_EDGE_POINTS,))
     assert pose_of(unmeasured) is None
