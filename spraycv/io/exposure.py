@@ -66,7 +66,28 @@ class Exposure:
 
 def brightness(image: np.ndarray) -> np.ndarray:
     """(H, W) brightness of an (H, W) or (H, W, C) image: its brightest channel."""
-    return image if image.ndim == 2 else image.max(axis=2)
+    if image.ndim == 2:
+        return image
+    out = image[..., 0]
+    for c in range(1, image.shape[2]):
+        out = np.maximum(out, image[..., c])
+    return out
+
+
+def integer_percentiles(values: np.ndarray, pcts: tuple[float, ...]) -> np.ndarray:
+    """np.percentile(values, pcts) (linear interpolation) of unsigned integer data, from its
+    histogram instead of a sort: the same numbers, several times faster on a frame.
+
+    Args:
+        values: uint8 or uint16 array of any shape (not empty).
+    """
+    counts = np.bincount(values.ravel(), minlength=2)
+    cum = np.cumsum(counts)
+    rank = np.asarray(pcts, dtype=np.float64) / 100.0 * (cum[-1] - 1)
+    lo = np.floor(rank)
+    below = np.searchsorted(cum, lo, side="right")  # the lo-th smallest value
+    above = np.searchsorted(cum, np.minimum(lo + 1, cum[-1] - 1), side="right")
+    return below + (rank - lo) * (above - below)
 
 
 def percentile_stretch(
@@ -80,10 +101,13 @@ def percentile_stretch(
     Returns:
         uint8 array of the same shape.
     """
-    lo, hi = np.percentile(brightness(image), (low_pct, high_pct))
-    gain = np.float32(255.0 / max(float(hi - lo), min_span))
-    out = (image.astype(np.float32) - np.float32(lo)) * gain
-    return np.clip(out + 0.5, 0.0, 255.0).astype(np.uint8)
+    lo, hi = integer_percentiles(brightness(image), (low_pct, high_pct))
+    gain = 255.0 / max(float(hi - lo), min_span)
+    levels = np.arange(np.iinfo(image.dtype).max + 1, dtype=np.float64)
+    lut = np.clip((levels - lo) * gain + 0.5, 0.0, 255.0).astype(np.uint8)
+    if image.dtype == np.uint8:
+        return cv2.LUT(image, lut)  # one table lookup per pixel
+    return lut[image]
 
 
 def to_uint8(image: np.ndarray) -> np.ndarray:

@@ -11,7 +11,13 @@ import pytest
 
 from spraycv.config.data import DataConfig
 from spraycv.data.augment import Underexpose, build_eval_transform
-from spraycv.io.exposure import Exposure, normalise_exposure, percentile_stretch, to_uint8
+from spraycv.io.exposure import (
+    Exposure,
+    integer_percentiles,
+    normalise_exposure,
+    percentile_stretch,
+    to_uint8,
+)
 from spraycv.io.images import read_image
 from spraycv.runtime.processing import ModelIO, preprocess
 
@@ -116,3 +122,13 @@ def test_underexpose_darkens_within_its_range():
     image = np.full((16, 16, 3), 200, np.uint8)
     out = Underexpose((0.1, 0.5), p=1.0)(image=image)["image"]
     assert out.dtype == np.uint8 and 20 <= out.mean() <= 100
+
+
+@pytest.mark.parametrize(
+    ("dtype", "top", "shape"),
+    [(np.uint8, 256, (64, 80)), (np.uint16, 4096, (33, 7)), (np.uint16, 65536, (1,))],
+)
+@pytest.mark.parametrize("pcts", [(0.5, 99.8), (0.0, 100.0), (50.0,), (33.3, 66.6)])
+def test_integer_percentiles_match_numpy(dtype, top, shape, pcts):
+    values = np.random.default_rng(3).integers(0, top, shape).astype(dtype)
+    np.testing.assert_allclose(integer_percentiles(values, pcts), np.percentile(values, pcts))
