@@ -56,6 +56,7 @@ def main() -> None:
     ap.add_argument("--command", required=True)
     ap.add_argument("--status", default="")
     ap.add_argument("--data", default="rendered sprays (see the training command)")
+    ap.add_argument("--init", default="random (offline; no pretrained weights)")
     args = ap.parse_args()
     predictor = TorchPredictor(args.weights)
     results = {"heldout": evaluate_dataset(predictor, args.heldout).summary()}
@@ -84,6 +85,8 @@ def main() -> None:
         status=args.status,
         apex=_apex(meta),
         data=args.data,
+        init=args.init,
+        exposure=meta["normalization"].get("exposure", {}).get("mode", "none"),
     )
     (WEIGHTS_DIR / "MODEL_CARD.md").write_text(card)
     print(
