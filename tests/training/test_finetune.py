@@ -258,16 +258,15 @@ def render_foreign(root: Path, n: int, seed: int) -> Path:
 
 
 @pytest.mark.slow
-def test_finetune_adapts_the_shipped_model_to_a_foreign_camera(
-    tmp_path: Path, one_torch_thread: None
-):
+def test_finetune_adapts_the_shipped_model_to_a_foreign_camera(tmp_path: Path):
     tic = time.monotonic()
     train_dir = render_foreign(tmp_path / "user_train", 30, seed=101)
     held_dir = render_foreign(tmp_path / "user_heldout", 20, seed=202)
     out = tmp_path / "finetuned.safetensors"
     args = ["finetune", "--weights", str(SHIPPED), "--data", str(train_dir)]
     args += ["--holdout", str(held_dir), "--steps", "40", "--out", str(out), "--quiet"]
-    args += ["threads=1", f"work_dir={tmp_path / 'run'}", "render_size=256"]
+    # the shipped model is no tiny one: both cores (threads=2) finish it in half the time
+    args += ["threads=2", f"work_dir={tmp_path / 'run'}", "render_size=256"]
     result = runner.invoke(app, args)
     assert result.exit_code == 0, result.output
     print(f"\n{result.output}({time.monotonic() - tic:.0f} s)")
