@@ -28,6 +28,7 @@ import numpy as np
 
 ExposureMode = Literal["none", "stretch", "clahe"]
 
+LUT_ROWS = 256  # rows of a 16-bit image looked up at once (bounds the memory of a large one)
 READ_PERCENTILES = (0.5, 99.8)
 READ_MIN_SPAN = 64.0
 """16-bit reads: the stretch never spans fewer than this many counts (read noise of a few
@@ -68,9 +69,9 @@ def brightness(image: np.ndarray) -> np.ndarray:
     """(H, W) brightness of an (H, W) or (H, W, C) image: its brightest channel."""
     if image.ndim == 2:
         return image
-    out = image[..., 0]
+    out = image[..., 0].copy()
     for c in range(1, image.shape[2]):
-        out = np.maximum(out, image[..., c])
+        np.maximum(out, image[..., c], out=out)  # one buffer: a 20 MP frame stays 20 MP
     return out
 
 
@@ -81,7 +82,10 @@ def integer_percentiles(values: np.ndarray, pcts: tuple[float, ...]) -> np.ndarr
     Args:
         values: uint8 or uint16 array of any shape (not empty).
     """
-    counts = np.bincount(values.ravel(), minlength=2)
+    flat = values.ravel()
+    step = 1 << 20  # bincount casts to 8-byte ints: a million values at a time
+    bins = int(np.iinfo(values.dtype).max) + 1
+    counts = sum(np.bincount(flat[i : i + step], minlength=bins) for i in range(0, flat.size, step))
     cum = np.cumsum(counts)
     rank = np.asarray(pcts, dtype=np.float64) / 100.0 * (cum[-1] - 1)
     lo = np.floor(rank)
@@ -107,7 +111,10 @@ def percentile_stretch(
     lut = np.clip((levels - lo) * gain + 0.5, 0.0, 255.0).astype(np.uint8)
     if image.dtype == np.uint8:
         return cv2.LUT(image, lut)  # one table lookup per pixel
-    return lut[image]
+    out = np.empty(image.shape, np.uint8)
+    for top in range(0, image.shape[0], LUT_ROWS):  # indexing makes an 8-byte index per
+        out[top : top + LUT_ROWS] = lut[image[top : top + LUT_ROWS]]  # pixel: a band at a time
+    return out
 
 
 def to_uint8(image: np.ndarray) -> np.ndarray:

@@ -132,3 +132,12 @@ def test_underexpose_darkens_within_its_range():
 def test_integer_percentiles_match_numpy(dtype, top, shape, pcts):
     values = np.random.default_rng(3).integers(0, top, shape).astype(dtype)
     np.testing.assert_allclose(integer_percentiles(values, pcts), np.percentile(values, pcts))
+
+
+def test_integer_percentiles_of_more_values_than_one_chunk():
+    """Chunks with different largest values still add up (the bins span the whole dtype)."""
+    rng = np.random.default_rng(4)
+    parts = [rng.integers(0, 100, 1 << 20), rng.integers(0, 4096, 1 << 20), [65535]]
+    values = np.concatenate(parts).astype(np.uint16)
+    pcts = (0.5, 50.0, 99.8)
+    np.testing.assert_allclose(integer_percentiles(values, pcts), np.percentile(values, pcts))
