@@ -101,11 +101,44 @@ def postprocess(
     if len(sizes) != logits.shape[0]:
         raise ValueError(f"{logits.shape[0]} logit maps for {len(sizes)} images")
     cut = float(np.log(io.threshold / (1.0 - io.threshold)))  # threshold in logit space
-    masks = []
-    for logit, (height, width) in zip(logits[:, 0].astype(np.float32), sizes, strict=True):
+    return [
+        upsampled_mask(logit, (height, width), cut)
+        for logit, (height, width) in zip(logits[:, 0].astype(np.float32), sizes, strict=True)
+    ]
+
+
+BAND_PIXELS = 1 << 21  # larger outputs are upsampled a band of rows at a time
+
+
+def upsampled_mask(
+    logit: np.ndarray, size: tuple[int, int], cut: float, band_pixels: int = BAND_PIXELS
+) -> np.ndarray:
+    """A logit map bilinearly enlarged to `size` and thresholded, in bounded memory.
+
+    Args:
+        logit: (h, w) float32.
+        size: (H, W) of the output.
+    Returns:
+        (H, W) uint8 {0, 1}: `cv2.resize(logit, (W, H), INTER_LINEAR) > cut`. A 20-megapixel
+        photo would need an 80 MB float map at once; above `band_pixels` the rows are
+        interpolated a band at a time instead (same pixel-centre weights as cv2.resize).
+    """
+    height, width = size
+    if height * width <= band_pixels:
         full = cv2.resize(logit, (width, height), interpolation=cv2.INTER_LINEAR)
-        masks.append((full > cut).astype(np.uint8))
-    return masks
+        return (full > cut).astype(np.uint8)
+    rows = cv2.resize(logit, (width, logit.shape[0]), interpolation=cv2.INTER_LINEAR)
+    src = np.clip((np.arange(height) + 0.5) * (logit.shape[0] / height) - 0.5, 0, None)
+    top = np.minimum(src.astype(np.int64), logit.shape[0] - 1)
+    below = np.minimum(top + 1, logit.shape[0] - 1)
+    frac = (src - top).astype(np.float32)[:, None]
+    mask = np.empty((height, width), np.uint8)
+    step = max(band_pixels // width, 1)
+    for start in range(0, height, step):
+        band = slice(start, start + step)
+        value = rows[top[band]] * (1 - frac[band]) + rows[below[band]] * frac[band]
+        np.greater(value, cut, out=mask[band], casting="unsafe")
+    return mask
 
 
 def apex_points(

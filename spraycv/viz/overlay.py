@@ -21,8 +21,17 @@ TEXT_BG = (0, 0, 0)
 
 def _to_bgr(image: np.ndarray) -> np.ndarray:
     if image.ndim == 2:
-        return cv2.cvtColor(image.astype(np.uint8), cv2.COLOR_GRAY2BGR)
-    return image.astype(np.uint8).copy()
+        return cv2.cvtColor(image.astype(np.uint8, copy=False), cv2.COLOR_GRAY2BGR)
+    return image.astype(np.uint8)  # one copy: the canvas
+
+
+def bgr_to_rgb_inplace(picture: np.ndarray, band_rows: int = 256) -> np.ndarray:
+    """Swap an (H, W, 3) uint8 picture's channels in place and return it; a band of rows at
+    a time, because cv2.cvtColor's own in-place mode copies the whole picture first."""
+    for start in range(0, picture.shape[0], band_rows):
+        band = picture[start : start + band_rows]
+        cv2.cvtColor(band, cv2.COLOR_BGR2RGB, dst=band)
+    return picture
 
 
 def _pt(x: float, y: float) -> tuple[int, int]:
@@ -102,9 +111,9 @@ def draw_overlay(
     canvas = _to_bgr(image)
     scale = scale if scale is not None else max(0.4, canvas.shape[0] / 1000)
     if mask is not None and mask.any():
-        contours, _ = cv2.findContours(
-            (mask > 0).astype(np.uint8), cv2.RETR_EXTERNAL, cv2.CHAIN_APPROX_SIMPLE
-        )
+        # findContours reads any non-zero uint8 as inside: no copy of a 20 MP mask
+        binary = mask if mask.dtype == np.uint8 else (mask > 0).astype(np.uint8)
+        contours, _ = cv2.findContours(binary, cv2.RETR_EXTERNAL, cv2.CHAIN_APPROX_SIMPLE)
         cv2.drawContours(canvas, contours, -1, OUTLINE, 1, cv2.LINE_AA)
     for m in measurements:
         draw_measurement(canvas, m, scale)

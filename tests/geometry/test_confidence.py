@@ -86,3 +86,25 @@ def test_without_image_or_apex_head_their_evidence_is_not_held_against_it() -> N
 def test_a_reading_without_angles_is_left_as_it_is() -> None:
     unmeasured = ConeMeasurement(index=0)
     assert assess(unmeasured, SHAPE, CFG) is unmeasured
+
+
+@pytest.mark.parametrize("channels", [1, 3])
+def test_grey_samples_are_bilinear_without_a_grey_copy(channels):
+    """Edge contrast samples the photo's four neighbours per point (no whole-frame grey
+    copy): the same grey levels as cv2.remap on the grey image, NaN off the image."""
+    import cv2
+
+    from spraycv.geometry.confidence import _sample
+
+    rng = np.random.default_rng(channels)
+    colour = cv2.GaussianBlur(rng.integers(0, 256, (120, 160, 3), dtype=np.uint8), (0, 0), 2)
+    image = colour if channels == 3 else cv2.cvtColor(colour, cv2.COLOR_BGR2GRAY)
+    grey = cv2.cvtColor(colour, cv2.COLOR_BGR2GRAY).astype(np.float32)
+    pts = np.column_stack([rng.uniform(-4, 164, 400), rng.uniform(-4, 124, 400)])
+    got = _sample(image, pts)
+    inside = (pts[:, 0] <= 159) & (pts[:, 0] >= 0) & (pts[:, 1] <= 119) & (pts[:, 1] >= 0)
+    assert np.isnan(got[~inside]).all() and np.isfinite(got[inside]).all()
+    xy = pts[inside].astype(np.float32)
+    ref = cv2.remap(grey, xy[:, :1], xy[:, 1:], cv2.INTER_LINEAR).ravel()
+    assert np.abs(got[inside] - ref).max() < 0.75  # cv2 rounds the grey and the position
+    assert np.isnan(_sample(image, np.array([[-1.0, 5.0]]))).all()

@@ -1,9 +1,16 @@
 from __future__ import annotations
 
+import cv2
 import numpy as np
 import pytest
 
-from spraycv.runtime.processing import ModelIO, apex_points, postprocess, preprocess
+from spraycv.runtime.processing import (
+    ModelIO,
+    apex_points,
+    postprocess,
+    preprocess,
+    upsampled_mask,
+)
 
 IO = ModelIO((64, 96), (0.5, 0.5, 0.5), (0.25, 0.25, 0.25), threshold=0.5)
 
@@ -84,3 +91,24 @@ def test_model_io_keeps_the_apex_threshold_through_the_sidecar():
     io = ModelIO((64, 96), (0.5,) * 3, (0.25,) * 3, apex_threshold=0.25)
     assert ModelIO.from_sidecar(io.to_sidecar()) == io
     assert "apex_threshold" not in IO.to_sidecar()
+
+
+@pytest.mark.parametrize(
+    ("logit_size", "size"),
+    [
+        ((320, 320), (3648, 5472)),
+        ((256, 256), (1001, 777)),
+        ((40, 64), (333, 2000)),
+        ((8, 8), (9, 9)),
+    ],
+)
+def test_banded_upsampling_equals_one_resize(logit_size, size):
+    """Large frames are upsampled a band of rows at a time (bounded memory), to the very
+    mask that one cv2.resize of the whole logit map gives."""
+    rng = np.random.default_rng(sum(size))
+    logit = cv2.GaussianBlur(rng.normal(0, 3, logit_size).astype(np.float32), (0, 0), 2)
+    whole = (cv2.resize(logit, size[::-1], interpolation=cv2.INTER_LINEAR) > 0.2).astype(np.uint8)
+    banded = upsampled_mask(logit, size, 0.2, band_pixels=5000)
+    assert banded.dtype == np.uint8 and banded.shape == size
+    assert np.array_equal(banded, whole)
+    assert np.array_equal(upsampled_mask(logit, size, 0.2), whole)

@@ -11,7 +11,7 @@ import pytest
 
 from spraycv.geometry import measure_cones
 from spraycv.geometry.types import Line
-from spraycv.viz.overlay import APEX, LINE, UNRELIABLE, draw_overlay
+from spraycv.viz.overlay import APEX, LINE, UNRELIABLE, bgr_to_rgb_inplace, draw_overlay
 
 
 @pytest.fixture(scope="module")
@@ -54,3 +54,11 @@ def test_unmeasured_reading_draws_nothing(reading):
     nan_apex = replace(m, apex=(float("nan"), float("nan")))
     canvas = draw_overlay(image, None, [nan_apex])
     assert all(pixels(canvas, c) == 0 for c in (LINE, APEX, UNRELIABLE))
+
+
+@pytest.mark.parametrize("height", [1, 255, 256, 257, 700])
+def test_bgr_to_rgb_inplace_swaps_every_band(height):
+    picture = np.random.default_rng(height).integers(0, 256, (height, 37, 3), dtype=np.uint8)
+    expected = picture[..., ::-1].copy()
+    assert bgr_to_rgb_inplace(picture) is picture
+    assert np.array_equal(picture, expected)
