@@ -1,11 +1,13 @@
 """Where a large photo's memory goes: peak RSS of each step of the dashboard's Analyse path.
 
 The fuzz test (tests/fuzz) bounds a whole process's peak at 1.5 GB with a 20-megapixel photo
-in the batch; this script says which step sets that peak. A sampler thread reads VmRSS
-every millisecond and charges it to the step that is running; each step is one of the
-pipeline's own functions, wrapped here (nothing in the package changes).
+in the batch; this script says which step sets that peak. The kernel's own peak (ru_maxrss)
+is read before and after each step, so a buffer that lives a millisecond still counts; each
+step is one of the pipeline's own functions, wrapped here (nothing in the package changes).
+A step's figure includes the steps it calls ("whole photo" holds them all).
 
     python benchmarks/peak_memory.py --weights weights/default.safetensors [--size 5472x3648]
+        [--warmup]
 
 Run each model in its own process: the peak of a process never goes down.
 """
@@ -53,7 +55,7 @@ class StepPeaks:
             self.charge(label, before)
 
     def wrap(self, owner: object, name: str, label: str) -> None:
-        """Charge what owner.name adds to the peak to `label` (nested steps to the inner)."""
+        """Charge what owner.name adds to the peak to `label`."""
         original: Callable = getattr(owner, name)
 
         @functools.wraps(original)
@@ -114,7 +116,7 @@ def main() -> None:
         for result in analysis.results:
             result.overlay_rgb()
     print(f"weights {args.weights}, photo {width}x{height}")
-    print(f"  before the photo (photo encoded)   {baseline / 2**20:7.0f} MiB")
+    print(f"  {'peak before the photo':34s}  {baseline / 2**20:5.0f} MiB")
     for label, raised in peaks.raised.items():
         after = peaks.peak_after[label] / 2**20
         print(f"  {label:34s} +{raised / 2**20:5.0f} MiB  (peak after {after:.0f})")
