@@ -67,8 +67,18 @@ def apply_boom(reading: BlobReading, ctx: ReadContext) -> BlobReading:
         redo = {id(p): replace(p, fixed_axis=False, axis_source="bisector") for p in reread}
     else:
         redo = {id(p): replace(p, axis=nrm, fixed_axis=True, axis_source="boom") for p in members}
-    plumes = tuple(redo[id(p)].refit(ctx.opts) if id(p) in redo else p for s in slots for p in s)
+    plumes = tuple(_on_boom(p, redo, ctx) for s in slots for p in s)
     return BlobReading.of(plumes, reading.unexplained)
+
+
+def _on_boom(plume: Plume, redo: dict[int, Plume], ctx: ReadContext) -> Plume:
+    """The plume refitted along the boom's axis, or as it was where that fit fails: a
+    lit part that joins the boom tilts its axis, and must not cost a true plume its
+    reading."""
+    if id(plume) not in redo:
+        return plume
+    moved = redo[id(plume)].refit(ctx.opts)
+    return moved if moved.fitted or not plume.fitted else plume
 
 
 def _reread(plume: Plume, axis: np.ndarray, ctx: ReadContext) -> tuple[Plume, ...]:

@@ -10,7 +10,7 @@ import pytest
 from geometry_helpers import axis_of, boom, nearest, wedge
 
 from spraycv.geometry import MeasureHints, QualityFlag, measure_cones
-from spraycv.geometry.analytic import add_droplets, add_ligaments
+from spraycv.geometry.analytic import WedgeSpec, add_droplets, add_ligaments, draw_wedge
 
 
 def _tilt_diff(a: float, b: float) -> float:
@@ -172,3 +172,18 @@ def test_width_profile_grows_linearly() -> None:
     assert m.band[0] == pytest.approx(0.1 * m.length_px) and m.band[1] == pytest.approx(
         0.4 * m.length_px
     )
+
+
+@pytest.mark.parametrize(("drop_px", "half_deg"), [(20, 7.5), (40, 7.5), (40, 10.0)])
+def test_a_part_on_a_tilted_apex_line_never_costs_a_plume_its_reading(drop_px, half_deg):
+    """A lit part pointing the same way joins the plume on a boom whose apex line is tilted
+    (its normal about 7-14 deg off the plume's axis). Refitted along that normal, a narrow
+    plume loses a side; it keeps its own reading instead of being reported without angles."""
+    plume = WedgeSpec((300.0, 130.0), 0.0, half_deg, half_deg, 220.0, flatness=0.5)
+    part = WedgeSpec((140.0, 130.0 + drop_px), 3.0, 14.0, 14.0, 120.0, flatness=0.5)
+    mask = np.maximum(draw_wedge((512, 512), plume), draw_wedge((512, 512), part))
+    readings = measure_cones(mask)
+    assert len(readings) == 2 and all(m.ok for m in readings)
+    (narrow,) = [m for m in readings if m.apex[0] > 220]
+    assert narrow.included_angle_deg == pytest.approx(2 * half_deg, abs=0.5)
+    assert np.hypot(narrow.apex[0] - 300.0, narrow.apex[1] - 130.0) < 3.0
