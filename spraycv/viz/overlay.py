@@ -22,7 +22,7 @@ TEXT_BG = (0, 0, 0)
 def _to_bgr(image: np.ndarray) -> np.ndarray:
     if image.ndim == 2:
         return cv2.cvtColor(image.astype(np.uint8, copy=False), cv2.COLOR_GRAY2BGR)
-    return image.astype(np.uint8)  # one copy: the canvas
+    return np.array(image, dtype=np.uint8, order="C")  # one copy, contiguous: the canvas
 
 
 def bgr_to_rgb_inplace(picture: np.ndarray, band_rows: int = 256) -> np.ndarray:
