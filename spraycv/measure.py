@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -102,9 +103,15 @@ class Measurer:
         hints = with_apex_prior(self.hints, apexes)
         config = self.config or GeometryConfig()
         measurements = measure_cones(mask, hints=hints, config=config)
+        support = [math.nan] * len(measurements)
         if self.refiner is not None and image is not None:
-            measurements = self.refiner.refine(image, measurements, self.hints)
-        measurements = [assess(m, mask.shape, config, image, apexes) for m in measurements]
+            measurements, support = self.refiner.refine_with_support(
+                image, measurements, self.hints
+            )
+        measurements = [
+            assess(m, mask.shape, config, image, apexes, crop)
+            for m, crop in zip(measurements, support, strict=True)
+        ]
         return Reading(mask, apexes, measurements)
 
 

@@ -45,6 +45,11 @@ class RefinerTrainConfig(StrictModel):
     warmup_steps: int = Field(200, ge=0)
     band_weight: float = Field(4.0, ge=0)  # extra loss weight on edges in the 5-45 % band
     jitter: PoseJitter = Field(default_factory=PoseJitter)
+    # crops without a plume (spraycv.refine.negatives): this share of every batch, half of
+    # them at the false readings that `mine_weights` makes on the training set (mined once,
+    # kept in the run folder), half at random poses on frames where nothing sprays
+    negative_frac: float = Field(0.0, ge=0, lt=1)
+    mine_weights: Path | None = Path("weights/default.safetensors")
     max_train_images: int | None = Field(None, ge=1)
     val_crops: int = Field(300, ge=10)
     checkpoint_every_s: float = Field(300.0, gt=0)

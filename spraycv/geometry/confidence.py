@@ -3,7 +3,8 @@ turned into a confidence in [0, 1] and, below a threshold, the reasons it is unr
 
 A reading is a plume only if its boundaries are straight (fit residuals), visible in the
 image as an edge between spray and background (edge contrast), issue from where a nozzle is
-(apex-head support, apex inside the image) and open away from the apex (widening). Each
+(apex-head support, apex inside the image), open away from the apex (widening) and, with a
+refiner, be spray on its near-orifice crop (crop support). Each
 piece of evidence gives a score in [0, 1]; the confidence is their product, so one clear
 failure is enough. Pure numpy; spraycv.measure.Measurer applies it to every reading.
 """
@@ -33,6 +34,7 @@ class Evidence:
     apex_support_px: float  # apex to the nearest apex-head peak (inf: no peak at all)
     apex_inside: bool
     widening: float  # the width's growth along the band over the growth the angles imply
+    crop_support: float = NAN  # the refiner's spray probability on the plume's core
 
 
 GRAY_WEIGHTS = np.array([0.114, 0.587, 0.299])  # B, G, R: cv2.COLOR_BGR2GRAY's
@@ -122,8 +124,10 @@ def gather(
     shape: tuple[int, int],
     image: np.ndarray | None = None,
     apexes: np.ndarray | None = None,
+    crop_support: float = NAN,
 ) -> Evidence:
-    """The evidence of one measured reading (one with a finite angle)."""
+    """The evidence of one measured reading (one with a finite angle); `crop_support` is the
+    refiner's (spraycv.refine.stage.crop_support), NaN without one."""
     h, w = shape
     x, y = m.apex
     if apexes is None:
@@ -138,6 +142,7 @@ def gather(
         apex_support_px=support,
         apex_inside=bool(-0.5 <= x <= w - 0.5 and -0.5 <= y <= h - 0.5),
         widening=widening(m),
+        crop_support=crop_support,
     )
 
 
@@ -169,6 +174,9 @@ def scores(evidence: Evidence, length_px: float, cfg: GeometryConfig) -> dict[st
         "no_apex_support": _support(evidence.apex_support_px, length_px),
         "apex_outside_image": 1.0 if evidence.apex_inside else 0.0,
         "does_not_widen": _ramp(evidence.widening, TUNING.widening_none, TUNING.widening_clear),
+        "no_spray_in_crop": _ramp(
+            evidence.crop_support, TUNING.crop_support_none, TUNING.crop_support_clear
+        ),
     }
 
 
@@ -178,6 +186,7 @@ def assess(
     cfg: GeometryConfig,
     image: np.ndarray | None = None,
     apexes: np.ndarray | None = None,
+    crop_support: float = NAN,
 ) -> ConeMeasurement:
     """`m` with its confidence and, when it is not to be trusted, the reasons why.
 
@@ -187,7 +196,7 @@ def assess(
     """
     if not m.ok:
         return m
-    evidence = gather(m, shape, image, apexes)
+    evidence = gather(m, shape, image, apexes, crop_support)
     score = scores(evidence, m.length_px, cfg)
     confidence = float(np.prod(list(score.values())))
     reasons = [name for name, value in score.items() if value < TUNING.failing_score]

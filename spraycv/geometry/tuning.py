@@ -94,6 +94,8 @@ class Tuning:
     contrast_offset_px: float = 2.0  # the edge is sampled max(px, frac * L) either side
     contrast_offset_frac: float = 0.03
     fit_rms_power: float = 4.0  # fit score 1 / (1 + (rms / GeometryConfig.max_fit_rms_px)^p)
+    crop_support_none: float = 0.2  # the refiner's mean spray probability on a plume's
+    crop_support_clear: float = 0.5  # core (spraycv.refine.stage): none at all, clearly a plume
     failing_score: float = 0.5  # a piece of evidence scoring below this is a reason
 
     # -- matching measurements to ground truth (matching: the benchmark and evaluation) ------

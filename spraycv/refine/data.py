@@ -42,13 +42,16 @@ class CropSource:
         self.images: list[np.ndarray] = []
         self.instances: list[np.ndarray] = []
         self.targets: list[Target] = []
-        for record in records[:limit]:
+        self.records = records[:limit]
+        for record in self.records:
             frame = len(self.images)
             self.images.append(cv2.imread(str(root / record["image"]), cv2.IMREAD_COLOR))
             self.instances.append(cv2.imread(str(root / record["instances"]), cv2.IMREAD_UNCHANGED))
             self.targets += [t for nz in record["nozzles"] if (t := _target(frame, nz))]
         if not self.targets:
             raise ValueError(f"{root}: no visible nozzle with a cone angle to learn from")
+        # frames in which nothing sprays: any pose on them is a crop without a plume
+        self.empty_frames = [i for i, inst in enumerate(self.instances) if not inst.any()]
 
     def crop(
         self, target: Target, pose: CropPose, size: int
@@ -60,6 +63,12 @@ class CropSource:
         own = (self.instances[target.frame] == target.instance).astype(np.float32)
         truth = warp_crop(own, transform, (size, size))
         return image, truth, transform
+
+    def empty_crop(self, frame: int, pose: CropPose, size: int) -> tuple[np.ndarray, np.ndarray]:
+        """(image crop (S, S, 3) uint8, all-zero target (S, S) float32) of a crop where no
+        nozzle sprays (spraycv.refine.negatives)."""
+        image = warp_crop(self.images[frame], pose_transform(pose, (size, size)), (size, size))
+        return image, np.zeros((size, size), np.float32)
 
 
 def _target(frame: int, nz: dict) -> Target | None:

@@ -93,3 +93,22 @@ def warp_crop(
         borderMode=cv2.BORDER_CONSTANT,
         borderValue=0,
     )
+
+
+def wedge_mask(
+    pose: CropPose, size: tuple[int, int], half_angle_deg: float, band: tuple[float, float]
+) -> np.ndarray:
+    """(H, W) bool: the crop pixels within `half_angle_deg` of the axis, at distances from
+    `band[0]` to `band[1]` of the spray length from the apex (the core of a plume at `pose`)."""
+    h, w = size
+    kx = 2.0 * pose.half_width / (w - 1)
+    ky = (S_END_FRAC - S_START_FRAC) * pose.length / (h - 1)
+    s = S_START_FRAC * pose.length + np.arange(h)[:, None] * ky  # (H, 1) along the axis
+    t = np.abs(np.arange(w)[None, :] - (w - 1) / 2) * kx  # (1, W) across it
+    in_band = (s >= band[0] * pose.length) & (s <= band[1] * pose.length)
+    return in_band & (t <= s * math.tan(math.radians(min(max(half_angle_deg, 0.0), 85.0))))
+
+
+def wedge_support(prob: np.ndarray, wedge: np.ndarray) -> float:
+    """The mean spray probability of a (H, W) crop over a wedge mask (NaN when it is empty)."""
+    return float(prob[wedge].mean()) if wedge.any() else math.nan

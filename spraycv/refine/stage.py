@@ -14,7 +14,14 @@ from spraycv.geometry.linefit import LineFit, intersect
 from spraycv.geometry.types import ConeMeasurement, Line, MeasureHints
 from spraycv.geometry.wedge import normal_left
 from spraycv.refine.edges import crop_edges, side_line
-from spraycv.refine.pose import CropPose, crop_pose, pose_transform, warp_crop
+from spraycv.refine.pose import (
+    CropPose,
+    crop_pose,
+    pose_transform,
+    warp_crop,
+    wedge_mask,
+    wedge_support,
+)
 from spraycv.runtime.processing import preprocess
 
 PASSES = 2  # reading again at the pose the first reading found: MAE 1.90 -> 1.76 on
@@ -22,6 +29,8 @@ PASSES = 2  # reading again at the pose the first reading found: MAE 1.90 -> 1.7
 MOVED_FRAC, MOVED_DEG = 0.015, 1.0  # a plume is read again only where its last reading
 # moved the pose: its apex by more than this share of L, or its axis or widest side by more
 # than this many degrees (elsewhere the next crop would be the same one)
+SUPPORT_CORE = 0.7  # the crop's support for a plume is read on this share of its narrower
+# side's half angle, in the band: the core, where a plume is spray whatever its edge's blur
 APEX_MOVE_FRAC = 0.25  # a refined apex further than this share of L from the coarse one is
 # not trusted (near-parallel sides make the intersection ill-conditioned): the coarse one stays
 
@@ -32,6 +41,15 @@ def pose_of(m: ConeMeasurement) -> CropPose | None:
         return None
     widest = max(m.half_angle_left_deg, m.half_angle_right_deg)
     return crop_pose(m.apex, m.axis, m.length_px, widest)
+
+
+def crop_support(
+    prob: np.ndarray, pose: CropPose, half_angle_deg: float, band: tuple[float, float]
+) -> float:
+    """How much of a plume's core the refiner sees as spray on its (H, W) crop probability:
+    near 1 on a plume, near 0 where the coarse reading found one in nothing (NaN: no core)."""
+    core = wedge_mask(pose, prob.shape, SUPPORT_CORE * half_angle_deg, band)
+    return wedge_support(prob, core)
 
 
 def _sigmoid(x: np.ndarray) -> np.ndarray:
@@ -86,15 +104,26 @@ class Refiner:
     ) -> list[ConeMeasurement]:
         """The measurements with their lines, angles and apex re-read on the crops (those
         without angles, or whose crop gives too few edge points, are kept as they were)."""
+        return self.refine_with_support(image, measurements, hints)[0]
+
+    def refine_with_support(
+        self,
+        image: np.ndarray,
+        measurements: Sequence[ConeMeasurement],
+        hints: MeasureHints | None = None,
+    ) -> tuple[list[ConeMeasurement], list[float]]:
+        """`refine`'s measurements, and for each the support of its last crop for a plume
+        (`crop_support`; NaN for those without angles, which are not cropped)."""
         out = list(measurements)
+        support = [math.nan] * len(out)
         todo = [i for i, m in enumerate(out) if pose_of(m) is not None]
         for _ in range(self.passes):
             if not todo:
                 break
             before = [out[i] for i in todo]
-            self._refine_at(image, out, todo, hints)
+            self._refine_at(image, out, support, todo, hints)
             todo = [i for i, m in zip(todo, before, strict=True) if self._moved(m, out[i])]
-        return out
+        return out, support
 
     def _moved(self, before: ConeMeasurement, after: ConeMeasurement) -> bool:
         """Whether a reading moved the crop pose enough for the next crop to differ."""
@@ -108,13 +137,17 @@ class Refiner:
         self,
         image: np.ndarray,
         out: list[ConeMeasurement],
+        support: list[float],
         todo: Sequence[int],
         hints: MeasureHints | None,
     ) -> None:
-        """Re-read the measurements out[i] for i in todo, in place (one batch of crops)."""
+        """Re-read the measurements out[i] for i in todo, and their support, in place (one
+        batch of crops)."""
         poses = [pose_of(out[i]) for i in todo]
         probs, transforms = self.crop_probabilities(image, poses)
         for k, i in enumerate(todo):
+            core = min(out[i].half_angle_left_deg, out[i].half_angle_right_deg)
+            support[i] = crop_support(probs[k], poses[k], core, self.band)
             edges = crop_edges(probs[k], transforms[k], self.band)
             apex = np.asarray(out[i].apex, dtype=np.float64)
             left, right = side_line(edges.left, apex), side_line(edges.right, apex)

@@ -17,10 +17,19 @@ from spraycv.config.refine import RefinerTrainConfig
 from spraycv.models.registry import count_parameters, create_model
 from spraycv.refine.data import CropSource, Target, jittered_pose
 from spraycv.refine.edges import crop_edges, side_line
+from spraycv.refine.negatives import (
+    as_target,
+    load_negatives,
+    mine_negatives,
+    random_negative,
+    save_negatives,
+)
 from spraycv.refine.pose import CropPose, crop_row
+from spraycv.refine.stage import crop_support
 from spraycv.runtime.processing import ModelIO, preprocess
 from spraycv.training.checkpoint import load_checkpoint, save_checkpoint
 
+BAND_ROWS_READ = (0.1, 0.4)  # the band the stage reads (the refiner's sidecar "band")
 BAND_ROWS = (0.05, 0.45)  # the loss weighs edges here most: the angle is read on 10-40 %
 EDGE_WINDOW = 7  # px: the width of the boundary zone the band weight applies to
 
@@ -46,14 +55,68 @@ def _photometric(crop: np.ndarray, rng: np.random.Generator) -> np.ndarray:
     return (np.clip(x, 0, 1) * 255 + 0.5).astype(np.uint8)
 
 
+class Negatives:
+    """The crops without a plume a run learns from (spraycv.refine.negatives); the mined poses
+    of every VAL_EVERY-th frame are held out to watch the refiner draw nothing on them."""
+
+    VAL_EVERY = 10
+
+    def __init__(self, source: CropSource, cfg: RefinerTrainConfig, files: RunFiles, log=print):
+        mined = _mined(source, cfg, files, log)
+        self.train = [n for n in mined if n.frame % self.VAL_EVERY]
+        self.val = [n for n in mined if not n.frame % self.VAL_EVERY]
+        self.empty_frames = [f for f in source.empty_frames if f % self.VAL_EVERY]
+        if not (self.train or self.empty_frames):
+            raise ValueError(f"{cfg.train_data}: no false reading and no frame without spray")
+
+    def draw(
+        self, source: CropSource, cfg: RefinerTrainConfig, rng: np.random.Generator
+    ) -> tuple[np.ndarray, np.ndarray]:
+        """One (image crop, empty target): half mined (jittered), half random."""
+        if self.empty_frames and (not self.train or rng.random() < 0.5):
+            frame = self.empty_frames[rng.integers(len(self.empty_frames))]
+            pose = random_negative(frame, source.images[frame].shape[:2], rng).pose()
+        else:
+            negative = self.train[rng.integers(len(self.train))]
+            frame, pose = negative.frame, jittered_pose(as_target(negative), cfg.jitter, rng)
+        return source.empty_crop(frame, pose, cfg.crop_size)
+
+
+def _mined(source: CropSource, cfg: RefinerTrainConfig, files: RunFiles, log) -> list:
+    """The false readings of `cfg.mine_weights` on the training frames, mined on the first
+    start of a run and read back from its folder on every resume."""
+    path = files.dir / "negatives.jsonl"
+    if path.is_file():
+        return load_negatives(path)
+    if cfg.mine_weights is None:
+        return []
+    from spraycv.measure import load_measurer
+
+    measurer = load_measurer(cfg.mine_weights, threads=cfg.threads, refine=False)
+    log(f"mining false readings of {cfg.mine_weights} on {len(source.images)} frames")
+    mined = mine_negatives(source.images, source.instances, source.records, measurer,
+                           cfg.crop_size)  # fmt: skip
+    save_negatives(path, mined)
+    return mined
+
+
 def make_batch(
-    source: CropSource, cfg: RefinerTrainConfig, io: ModelIO, rng: np.random.Generator
+    source: CropSource,
+    cfg: RefinerTrainConfig,
+    io: ModelIO,
+    rng: np.random.Generator,
+    negatives: Negatives | None = None,
 ) -> tuple[torch.Tensor, torch.Tensor]:
-    """(B, 3, S, S) normalised crops and (B, 1, S, S) soft truth at jittered poses."""
+    """(B, 3, S, S) normalised crops and (B, 1, S, S) soft truth at jittered poses; a share
+    `cfg.negative_frac` of them without a plume when `negatives` are given."""
     crops, truths = [], []
     for i in rng.integers(0, len(source.targets), cfg.batch_size):
-        target = source.targets[i]
-        image, truth, _ = source.crop(target, jittered_pose(target, cfg.jitter, rng), cfg.crop_size)
+        if negatives is not None and rng.random() < cfg.negative_frac:
+            image, truth = negatives.draw(source, cfg, rng)
+        else:
+            target = source.targets[i]
+            pose = jittered_pose(target, cfg.jitter, rng)
+            image, truth, _ = source.crop(target, pose, cfg.crop_size)
         if rng.random() < 0.5:  # the mirror image is a plume too (left and right swap)
             image, truth = image[:, ::-1], truth[:, ::-1]
         crops.append(_photometric(np.ascontiguousarray(image), rng))
@@ -119,6 +182,30 @@ class CropValidation:
             probs += list(torch.sigmoid(model(batch)[:, 0]).numpy())
         model.train()
         return self.errors(probs)
+
+
+class NegativeValidation:
+    """Held-out crops without a plume, and how much plume core a model draws on them."""
+
+    def __init__(self, source: CropSource, negatives: Negatives, cfg: RefinerTrainConfig):
+        self.items = negatives.val[: cfg.val_crops]
+        self.crops = [source.empty_crop(n.frame, n.pose(), cfg.crop_size)[0] for n in self.items]
+
+    @torch.no_grad()
+    def supports(self, model: nn.Module, io: ModelIO) -> dict[str, float]:
+        """Mean support and the share of crops with a support over 0.5 (a plume drawn)."""
+        if not self.crops:
+            return {}
+        model.eval()
+        values = []
+        for k in range(0, len(self.crops), 32):
+            batch = torch.from_numpy(preprocess(self.crops[k : k + 32], io))
+            for n, prob in zip(self.items[k : k + 32], torch.sigmoid(model(batch)[:, 0]).numpy(),
+                               strict=True):  # fmt: skip
+                values.append(crop_support(prob, n.pose(), n.widest, BAND_ROWS_READ))
+        model.train()
+        ok = np.asarray(values)[np.isfinite(values)]
+        return {"neg_support": float(ok.mean()), "neg_drawn": float((ok > 0.5).mean())}
 
 
 def summary(errors: np.ndarray) -> dict[str, float]:
@@ -190,10 +277,12 @@ def train_refiner(cfg: RefinerTrainConfig, log=print) -> RunFiles:
     step, best = _restore(files, model, optimizer, rng)
     train_src = CropSource(cfg.train_data, cfg.max_train_images)
     val = CropValidation(CropSource(cfg.val_data), cfg)
+    negatives = Negatives(train_src, cfg, files, log) if cfg.negative_frac > 0 else None
+    val_negatives = NegativeValidation(train_src, negatives, cfg) if negatives else None
     sidecar = {
         "model": dump_config(cfg.model),
         **io.to_sidecar(),
-        "refiner": {"band": [0.1, 0.4]},
+        "refiner": {"band": list(BAND_ROWS_READ)},
         "train_config": dump_config(cfg),
         "parameters": count_parameters(model),
     }
@@ -202,7 +291,7 @@ def train_refiner(cfg: RefinerTrainConfig, log=print) -> RunFiles:
     started, saved, loss_sum, seen = time.monotonic(), time.monotonic(), 0.0, 0
     model.train()
     while step < cfg.steps:
-        images, truths = make_batch(train_src, cfg, io, rng)
+        images, truths = make_batch(train_src, cfg, io, rng, negatives)
         for group in optimizer.param_groups:
             group["lr"] = lr_at(step, cfg)
         loss = crop_loss(model(images), truths, cfg.band_weight)
@@ -217,6 +306,8 @@ def train_refiner(cfg: RefinerTrainConfig, log=print) -> RunFiles:
         due = time.monotonic() - saved > cfg.checkpoint_every_s
         if due or out_of_time or step == cfg.steps:
             metrics = summary(val.model_errors(model, io))
+            if val_negatives is not None:
+                metrics |= val_negatives.supports(model, io)
             row = {"step": step, "loss": loss_sum / seen, "lr": lr_at(step, cfg), **metrics,
                    "minutes": (time.monotonic() - started) / 60}  # fmt: skip
             files.append_log(row)
