@@ -11,7 +11,7 @@ from __future__ import annotations
 import hashlib
 import math
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -24,6 +24,7 @@ from spraycv.config.data import DataConfig
 from spraycv.config.finetune import FinetuneConfig
 from spraycv.config.loader import dump_config
 from spraycv.config.train import ModelConfig, TrainConfig
+from spraycv.data.dataset import SprayDataset
 from spraycv.data.formats import load_samples
 from spraycv.data.sample import DataError, Sample
 from spraycv.geometry.matching import compare_readings
@@ -43,6 +44,7 @@ from spraycv.training.loop import train
 from spraycv.training.metrics import iou_dice
 
 VAL_IMAGES_MAX = 64  # the loop's per-epoch check runs on this many of the user's train images
+BN_IMAGES_MAX = 256  # BatchNorm statistics are re-estimated on this many user train images
 
 
 @dataclass
@@ -138,7 +140,8 @@ def make_train_config(cfg: FinetuneConfig, meta: dict[str, Any], n_train: int) -
         data = DataConfig.model_validate(raw).model_dump()
     except ValidationError:
         data = DataConfig().model_dump()
-    data.update(input_size=io.input_size, mean=io.mean, std=io.std)
+    # the runtime's input handling wins over the stored config's: the same exposure step
+    data.update(input_size=io.input_size, mean=io.mean, std=io.std, exposure=asdict(io.exposure))
     if cfg.augment is not None:
         data["augment"] = cfg.augment.model_dump()
     epochs, per_epoch = step_budget(n_train, cfg.batch_size, cfg.epochs, cfg.steps)
@@ -164,6 +167,43 @@ def make_train_config(cfg: FinetuneConfig, meta: dict[str, Any], n_train: int) -
     )
 
 
+@torch.no_grad()
+def recalibrate_batchnorm(
+    model: nn.Module,
+    samples: Sequence[Sample],
+    data: DataConfig,
+    batch_size: int,
+    device: str | torch.device = "cpu",
+) -> int:
+    """Re-estimate the BatchNorm running statistics on `samples` as the runtime sees them.
+
+    During training the running statistics follow the augmented, rendered/user-mixed
+    batches while the weights move, so they fit neither the last weights nor the user's
+    camera (with an exposure `stretch` model, black affine corners also keep a foggy
+    frame from being stretched in training, never at inference). Here they become the
+    batch statistics of the user's images through the eval transform (resize, exposure
+    normalisation, mean/std: the runtime's preprocessing), averaged over the batches with
+    equal weights ("precise BN"); the weights stay.
+    Returns the number of images used (0: the model has no BatchNorm, nothing changed).
+    """
+    norms = [m for m in model.modules() if isinstance(m, nn.modules.batchnorm._BatchNorm)]
+    if not norms or not samples:
+        return 0
+    dataset = SprayDataset.from_config(samples[:BN_IMAGES_MAX], data, train=False)
+    momenta = [m.momentum for m in norms]
+    for m in norms:
+        m.reset_running_stats()
+        m.momentum = None  # a cumulative average over all batches
+    model.train()
+    for start in range(0, len(dataset), batch_size):
+        batch = [dataset[i][0] for i in range(start, min(start + batch_size, len(dataset)))]
+        model(torch.stack(batch).to(device))
+    for m, momentum in zip(norms, momenta, strict=True):
+        m.momentum = momentum
+    model.eval()
+    return len(dataset)
+
+
 def _sha256(path: Path) -> str:
     return hashlib.sha256(Path(path).read_bytes()).hexdigest()
 
@@ -184,6 +224,9 @@ def finetune(cfg: FinetuneConfig, progress: bool = True) -> FinetuneResult:
         splits = Splits(mixed, user_train[:VAL_IMAGES_MAX])
         result = train(train_cfg, progress, splits=splits, initial_state=start.state_dict())
     model = result.model if result.model is not None else start
+    bn_images = 0  # freeze_batchnorm: the start model's statistics are kept, as asked
+    if not cfg.freeze_batchnorm:
+        bn_images = recalibrate_batchnorm(model, user_train, train_cfg.data, cfg.batch_size, device)
     after = score(model, held, io, device)
     counts = {
         "user_train": len(user_train),
@@ -191,6 +234,7 @@ def finetune(cfg: FinetuneConfig, progress: bool = True) -> FinetuneResult:
         "holdout": len(held),
         "epochs": result.epochs_run,
         "steps": result.epochs_run * per_epoch,
+        "bn_images": bn_images,
     }
     finetuned = {
         "from_weights": str(cfg.weights),

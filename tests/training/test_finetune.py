@@ -285,3 +285,30 @@ def test_finetune_adapts_the_shipped_model_to_a_foreign_camera(tmp_path: Path):
     assert ft["synthetic"].startswith("rendered on the fly") and ft["n_steps"] >= 40
     assert meta["heldout_metrics"]["user_heldout"] == after
     assert meta["model"] == read_sidecar(SHIPPED)["model"]
+
+
+def test_batchnorm_recalibration_takes_the_statistics_of_the_eval_inputs(
+    wedge_data: Path,
+):
+    """After training, BatchNorm statistics are those of the user's images as the runtime
+    preprocesses them (no augmentation), not the drifting ones of the augmented batches."""
+    from spraycv.config.data import DataConfig
+    from spraycv.data.dataset import SprayDataset
+    from spraycv.data.formats import load_samples
+    from spraycv.training.finetune import recalibrate_batchnorm
+
+    torch = pytest.importorskip("torch")
+    model = torch.nn.Sequential(torch.nn.Conv2d(3, 4, 3), torch.nn.BatchNorm2d(4))
+    bn = model[1]
+    bn.running_mean.fill_(5.0)
+    weights = {k: v.clone() for k, v in model.named_parameters()}
+    samples, data = load_samples(wedge_data)[:5], DataConfig(input_size=64)
+    assert recalibrate_batchnorm(model, samples, data, batch_size=5) == 5  # one batch
+    inputs = torch.stack([x for x, _ in SprayDataset.from_config(samples, data, train=False)])
+    with torch.no_grad():
+        feats = model[0](inputs)
+    assert torch.allclose(bn.running_mean, feats.mean((0, 2, 3)), atol=1e-5)
+    assert torch.allclose(bn.running_var, feats.var((0, 2, 3)), rtol=1e-3)
+    assert bn.momentum == 0.1 and not model.training
+    assert all(torch.equal(v, dict(model.named_parameters())[k]) for k, v in weights.items())
+    assert recalibrate_batchnorm(torch.nn.Conv2d(3, 4, 3), samples, data, 2) == 0
