@@ -16,6 +16,9 @@ from spraycv.refine.pose import crop_row, to_image
 
 MIN_EDGE_ROWS = 6  # fewer usable rows on a side: the crop gives no line for it
 
+READ_BAND = (0.1, 0.4)  # the share of the spray length the edges are read on: the
+# cone angle's definition (docs/cone_angle.md); the refiner's sidecar "band"
+
 
 @dataclass(frozen=True)
 class CropEdges:
@@ -53,7 +56,7 @@ def _row_edges(profile: np.ndarray, centre: int, reach: int) -> tuple[float, flo
 
 
 def crop_edges(
-    prob: np.ndarray, transform: np.ndarray, band: tuple[float, float] = (0.1, 0.4)
+    prob: np.ndarray, transform: np.ndarray, band: tuple[float, float] = READ_BAND
 ) -> CropEdges:
     """Edge points of the plume issuing from the crop's apex.
 

@@ -20,6 +20,7 @@ import numpy as np
 from spraycv.geometry.matching import match_to_truth
 from spraycv.refine.data import Target
 from spraycv.refine.pose import CropPose, crop_pose, pose_transform, warp_crop
+from spraycv.refine.stage import pose_of
 
 MAX_SPRAY_SHARE = 0.1  # a crop with more true spray than this is not a negative
 AXIS_SPREAD_DEG = 40.0  # random poses: the axis within this of straight down
@@ -56,8 +57,6 @@ def mine_negatives(
     size: int,
 ) -> list[NegativePose]:
     """The false readings of `measurer` (a spraycv.measure.Measurer) on these frames."""
-    from spraycv.refine.stage import pose_of
-
     found: list[NegativePose] = []
     for frame, (image, inst, record) in enumerate(zip(images, instances, records, strict=True)):
         measurements = measurer(image).measurements

@@ -13,7 +13,7 @@ from spraycv.geometry.coverage import coverage_width
 from spraycv.geometry.linefit import LineFit, intersect
 from spraycv.geometry.types import ConeMeasurement, Line, MeasureHints
 from spraycv.geometry.wedge import normal_left
-from spraycv.refine.edges import crop_edges, side_line
+from spraycv.refine.edges import READ_BAND, crop_edges, side_line
 from spraycv.refine.pose import (
     CropPose,
     crop_pose,
@@ -63,7 +63,7 @@ class Refiner:
     def __init__(
         self,
         predictor,
-        band: tuple[float, float] = (0.1, 0.4),
+        band: tuple[float, float] = READ_BAND,
         flip: bool = False,
         passes: int = PASSES,
         moved: tuple[float, float] = (MOVED_FRAC, MOVED_DEG),

@@ -16,7 +16,7 @@ from spraycv.config.loader import dump_config
 from spraycv.config.refine import RefinerTrainConfig
 from spraycv.models.registry import count_parameters, create_model
 from spraycv.refine.data import CropSource, Target, jittered_pose
-from spraycv.refine.edges import crop_edges, side_line
+from spraycv.refine.edges import READ_BAND, crop_edges, side_line
 from spraycv.refine.negatives import (
     as_target,
     load_negatives,
@@ -29,7 +29,6 @@ from spraycv.refine.stage import crop_support
 from spraycv.runtime.processing import ModelIO, preprocess
 from spraycv.training.checkpoint import load_checkpoint, save_checkpoint
 
-BAND_ROWS_READ = (0.1, 0.4)  # the band the stage reads (the refiner's sidecar "band")
 BAND_ROWS = (0.05, 0.45)  # the loss weighs edges here most: the angle is read on 10-40 %
 EDGE_WINDOW = 7  # px: the width of the boundary zone the band weight applies to
 
@@ -202,7 +201,7 @@ class NegativeValidation:
             batch = torch.from_numpy(preprocess(self.crops[k : k + 32], io))
             for n, prob in zip(self.items[k : k + 32], torch.sigmoid(model(batch)[:, 0]).numpy(),
                                strict=True):  # fmt: skip
-                values.append(crop_support(prob, n.pose(), n.widest, BAND_ROWS_READ))
+                values.append(crop_support(prob, n.pose(), n.widest, READ_BAND))
         model.train()
         ok = np.asarray(values)[np.isfinite(values)]
         return {"neg_support": float(ok.mean()), "neg_drawn": float((ok > 0.5).mean())}
@@ -282,7 +281,7 @@ def train_refiner(cfg: RefinerTrainConfig, log=print) -> RunFiles:
     sidecar = {
         "model": dump_config(cfg.model),
         **io.to_sidecar(),
-        "refiner": {"band": list(BAND_ROWS_READ)},
+        "refiner": {"band": list(READ_BAND)},
         "train_config": dump_config(cfg),
         "parameters": count_parameters(model),
     }
