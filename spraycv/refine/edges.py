@@ -7,6 +7,7 @@ the axis; the points map back to the image, and one robust line is fitted per si
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 import numpy as np
@@ -34,22 +35,48 @@ def _crossing(profile: np.ndarray, inside: int, outside: int) -> float:
     return inside + (outside - inside) * (a - 0.5) / max(a - b, 1e-6)
 
 
-def _row_edges(profile: np.ndarray, centre: int, reach: int) -> tuple[float, float]:
+@dataclass(frozen=True)
+class _Runs:
+    """Where the runs above 0.5 of each row of a band lie, for lookups in O(1) per row; each
+    (R, W) int: the nearest column above 0.5 at or left of each column (-1: none) and at or
+    right of it (W: none), and the first and last column of the run holding each column."""
+
+    left_above: np.ndarray
+    right_above: np.ndarray
+    run_start: np.ndarray
+    run_end: np.ndarray
+
+    @classmethod
+    def of(cls, above: np.ndarray) -> _Runs:
+        w = above.shape[1]
+        cols = np.broadcast_to(np.arange(w), above.shape)
+        rev = (slice(None), slice(None, None, -1))
+        return cls(
+            np.maximum.accumulate(np.where(above, cols, -1), axis=1),
+            np.minimum.accumulate(np.where(above, cols, w)[rev], axis=1)[rev],
+            np.maximum.accumulate(np.where(above, -1, cols), axis=1) + 1,
+            np.minimum.accumulate(np.where(above, w, cols)[rev], axis=1)[rev] - 1,
+        )
+
+    def nearest(self, row: int, centre: int) -> int | None:
+        """The column above 0.5 nearest to `centre` in `row` (the left one on a tie)."""
+        lo, hi = int(self.left_above[row, centre]), int(self.right_above[row, centre])
+        if lo < 0 and hi >= self.left_above.shape[1]:
+            return None
+        if lo < 0:
+            return hi
+        return lo if hi >= self.left_above.shape[1] or centre - lo <= hi - centre else hi
+
+
+def _row_edges(
+    profile: np.ndarray, runs: _Runs, row: int, centre: int, reach: int
+) -> tuple[float, float]:
     """(left, right) sub-pixel edge columns of the run above 0.5 nearest to `centre`, NaN
     where the run meets the crop border (the edge lies outside the crop)."""
-    above = profile > 0.5
-    cols = np.flatnonzero(above)
-    if cols.size == 0:
+    seed = runs.nearest(row, centre)
+    if seed is None or abs(seed - centre) > reach:
         return np.nan, np.nan
-    seed = int(cols[np.argmin(np.abs(cols - centre))])
-    if abs(seed - centre) > reach:
-        return np.nan, np.nan
-    lo = seed
-    while lo > 0 and above[lo - 1]:
-        lo -= 1
-    hi = seed
-    while hi < profile.size - 1 and above[hi + 1]:
-        hi += 1
+    lo, hi = int(runs.run_start[row, seed]), int(runs.run_end[row, seed])
     left = _crossing(profile, lo, lo - 1) if lo > 0 else np.nan
     right = _crossing(profile, hi, hi + 1) if hi < profile.size - 1 else np.nan
     return left, right
@@ -68,17 +95,18 @@ def crop_edges(
     h, w = prob.shape
     first = max(int(np.ceil(crop_row(band[0], (h, w)))), 0)
     last = min(int(np.floor(crop_row(band[1], (h, w)))), h - 1)
+    runs = _Runs.of(prob[first : last + 1] > 0.5)
     # the run is tracked from the apex down: each row seeds at the previous row's midpoint,
     # so that a neighbouring plume entering the crop's side is never taken for this one
     seed, reach = (w - 1) / 2, w // 4
     left, right = [], []
     for row in range(first, last + 1):
-        lcol, rcol = _row_edges(prob[row], round(seed), reach)
-        if np.isfinite(lcol):
+        lcol, rcol = _row_edges(prob[row], runs, row - first, round(seed), reach)
+        if math.isfinite(lcol):
             left.append((lcol, row))
-        if np.isfinite(rcol):
+        if math.isfinite(rcol):
             right.append((rcol, row))
-        if np.isfinite(lcol) and np.isfinite(rcol):
+        if math.isfinite(lcol) and math.isfinite(rcol):
             seed = (lcol + rcol) / 2
     return CropEdges(_mapped(left, transform), _mapped(right, transform))
 

@@ -26,7 +26,7 @@ from spraycv.runtime.processing import preprocess
 
 PASSES = 2  # reading again at the pose the first reading found: MAE 1.90 -> 1.76 on
 # val_std (docs/experiments.md); a third pass adds nothing, a mirrored crop little for its cost
-MOVED_FRAC, MOVED_DEG = 0.015, 1.0  # a plume is read again only where its last reading
+MOVED_FRAC, MOVED_DEG = 0.03, 2.0  # a plume is read again only where its last reading
 # moved the pose: its apex by more than this share of L, or its axis or widest side by more
 # than this many degrees (elsewhere the next crop would be the same one)
 SUPPORT_CORE = 0.7  # the crop's support for a plume is read on this share of its narrower

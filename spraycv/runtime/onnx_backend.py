@@ -48,11 +48,14 @@ class OnnxPredictor(Predictor):
 
     device "cpu" asks for the CPU provider only; "cuda" or "auto" ask for every available
     provider in that order, and a warning says so when the session falls back to the CPU.
+    spin: let idle threads spin after each call (ONNX Runtime's default; off here).
     """
 
     backend = "onnxruntime"
 
-    def __init__(self, weights: Path, device: str = "cpu", threads: int | None = None):
+    def __init__(
+        self, weights: Path, device: str = "cpu", threads: int | None = None, spin: bool = False
+    ):
         import onnxruntime as ort
 
         weights = Path(weights)
@@ -68,6 +71,10 @@ class OnnxPredictor(Predictor):
         options.intra_op_num_threads = threads or cpu_cores()
         options.inter_op_num_threads = 1
         options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
+        # idle threads do not spin: the model's and the refiner's sessions, and the geometry
+        # between them, share the cores, and spinning threads of one slow the others
+        # (INT8 pipeline 20.2 -> 23.7 frames/s; benchmarks/ort_spinning.py)
+        options.add_session_config_entry("session.intra_op.allow_spinning", "1" if spin else "0")
         try:
             self.session = ort.InferenceSession(str(weights), options, providers=wanted)
         except Exception as exc:  # ORT raises InvalidProtobuf, Fail, ... from its C++ core

@@ -10,7 +10,7 @@ import pytest
 
 from spraycv.geometry import ConeMeasurement, QualityFlag, measure_cones
 from spraycv.geometry.analytic import WedgeSpec, draw_wedge, true_length
-from spraycv.refine.edges import crop_edges, side_line
+from spraycv.refine.edges import _row_edges, _Runs, crop_edges, side_line
 from spraycv.refine.pose import crop_pose, crop_row, pose_transform, to_crop, to_image, warp_crop
 from spraycv.refine.stage import Refiner, pose_of
 from spraycv.runtime.processing import ModelIO
@@ -22,6 +22,23 @@ SPECS = [  # narrow, wide, tilted, asymmetric
     WedgeSpec((300.0, 90.0), -25.0, 20.0, 30.0, 220.0),
     WedgeSpec((250.0, 40.0), 0.0, 35.0, 20.0, 400.0),
 ]
+
+
+ROW_CASES = [  # profile, centre, reach, expected (left, right) edge columns
+    ([0, 0, 1, 1, 0, 0], 2, 2, (1.5, 3.5)),
+    ([0, 1, 0, 0, 1, 0], 2, 2, (0.5, 1.5)),  # a tie between two runs: the left one
+    ([0, 1, 0, 0, 1, 0], 3, 2, (3.5, 4.5)),  # the nearer run
+    ([1, 1, 1, 0, 0, 0], 1, 2, (math.nan, 2.5)),  # the run meets the border: no left edge
+    ([0, 0, 0, 0, 0, 1], 1, 2, (math.nan, math.nan)),  # the only run is out of reach
+    ([0, 0, 0, 0, 0, 0], 3, 2, (math.nan, math.nan)),  # nothing above 0.5
+]
+
+
+@pytest.mark.parametrize(("profile", "centre", "reach", "expected"), ROW_CASES)
+def test_row_edges_take_the_run_nearest_the_seed(profile, centre, reach, expected):
+    row = np.asarray(profile, dtype=np.float64)
+    runs = _Runs.of(row[None] > 0.5)
+    assert _row_edges(row, runs, 0, centre, reach) == pytest.approx(expected, nan_ok=True)
 
 
 def included(left, right) -> float:

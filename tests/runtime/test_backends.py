@@ -67,6 +67,16 @@ def test_onnx_predictor_matches_torch_masks(files):
         assert a.shape == (90, 120) and (a != b).mean() < 1e-3
 
 
+@pytest.mark.parametrize(("spin", "entry"), [(False, "0"), (True, "1")])
+def test_idle_threads_spin_only_when_asked(files, spin: bool, entry: str):
+    # the model's and the refiner's sessions share the cores: spinning ones slow the other
+    predictor = OnnxPredictor(files[1], spin=spin)
+    options = predictor.session.get_session_options()
+    assert options.get_session_config_entry("session.intra_op.allow_spinning") == entry
+    image = np.random.default_rng(1).integers(0, 255, (64, 64, 3), np.uint8)
+    assert predictor.predict([image])[0].shape == (64, 64)
+
+
 def test_cuda_request_on_a_cpu_only_runtime_warns(files):
     import onnxruntime as ort
 
