@@ -50,6 +50,9 @@ class RefinerTrainConfig(StrictModel):
     # kept in the run folder), half at random poses on frames where nothing sprays
     negative_frac: float = Field(0.0, ge=0, lt=1)
     mine_weights: Path | None = Path("weights/default.safetensors")
+    # an exponential moving average of the weights is validated and saved (None: the
+    # weights as trained); 0.998 averages about the last 500 steps
+    ema_decay: float | None = Field(None, gt=0, lt=1)
     max_train_images: int | None = Field(None, ge=1)
     val_crops: int = Field(300, ge=10)
     checkpoint_every_s: float = Field(300.0, gt=0)

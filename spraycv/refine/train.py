@@ -11,6 +11,7 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 from torch import nn
+from torch.optim.swa_utils import AveragedModel, get_ema_multi_avg_fn
 
 from spraycv.config.loader import dump_config
 from spraycv.config.refine import RefinerTrainConfig
@@ -243,25 +244,56 @@ class RunFiles:
             fh.write(json.dumps(row) + "\n")
 
 
-def _save_state(files: RunFiles, model, optimizer, step, best, rng) -> None:
+class WeightAverage:
+    """An exponential moving average of the weights and BatchNorm statistics, or nothing
+    (decay None): the model that is validated and saved. Two checkpoints of one run a few
+    minutes apart read val_std 1.51 and 1.79 deg end to end (experiments row 25); the
+    average of the last 1 / (1 - decay) steps does not swing with the last batches."""
+
+    def __init__(self, model: nn.Module, decay: float | None):
+        self.trained = model
+        self.average = None
+        if decay is not None:
+            multi_avg_fn = get_ema_multi_avg_fn(decay)
+            self.average = AveragedModel(model, multi_avg_fn=multi_avg_fn, use_buffers=True)
+
+    @property
+    def model(self) -> nn.Module:
+        return self.trained if self.average is None else self.average.module
+
+    def update(self) -> None:
+        if self.average is not None:
+            self.average.update_parameters(self.trained)
+
+    def state_dict(self) -> dict | None:
+        return None if self.average is None else self.average.state_dict()
+
+    def load_state_dict(self, state: dict | None) -> None:
+        if self.average is not None and state is not None:
+            self.average.load_state_dict(state)
+
+
+def _save_state(files: RunFiles, model, optimizer, step, best, rng, kept: WeightAverage) -> None:
     state = {
         "model": model.state_dict(),
         "optimizer": optimizer.state_dict(),
         "step": step,
         "best": best,
         "rng": json.dumps(rng.bit_generator.state),
+        "average": kept.state_dict(),
     }
     tmp = files.state.with_suffix(".tmp")
     torch.save(state, tmp)
     tmp.replace(files.state)  # atomic: an interrupted save keeps the previous state
 
 
-def _restore(files: RunFiles, model, optimizer, rng) -> tuple[int, float]:
+def _restore(files: RunFiles, model, optimizer, rng, kept: WeightAverage) -> tuple[int, float]:
     if not files.state.is_file():
         return 0, math.inf
     state = torch.load(files.state, map_location="cpu", weights_only=True)
     model.load_state_dict(state["model"])
     optimizer.load_state_dict(state["optimizer"])
+    kept.load_state_dict(state.get("average"))
     rng.bit_generator.state = json.loads(state["rng"])
     return int(state["step"]), float(state["best"])
 
@@ -273,7 +305,8 @@ def train_refiner(cfg: RefinerTrainConfig, log=print) -> RunFiles:
     files, rng = RunFiles(cfg), np.random.default_rng(cfg.seed)
     model, io = initial_model(cfg)
     optimizer = torch.optim.AdamW(model.parameters(), lr=cfg.lr, weight_decay=cfg.weight_decay)
-    step, best = _restore(files, model, optimizer, rng)
+    kept = WeightAverage(model, cfg.ema_decay)
+    step, best = _restore(files, model, optimizer, rng, kept)
     train_src = CropSource(cfg.train_data, cfg.max_train_images)
     val = CropValidation(CropSource(cfg.val_data), cfg)
     negatives = Negatives(train_src, cfg, files, log) if cfg.negative_frac > 0 else None
@@ -298,24 +331,26 @@ def train_refiner(cfg: RefinerTrainConfig, log=print) -> RunFiles:
         loss.backward()
         nn.utils.clip_grad_norm_(model.parameters(), 1.0)
         optimizer.step()
+        kept.update()
         step, loss_sum, seen = step + 1, loss_sum + float(loss.detach()), seen + 1
         out_of_time = (
             cfg.max_minutes is not None and time.monotonic() - started > cfg.max_minutes * 60
         )
         due = time.monotonic() - saved > cfg.checkpoint_every_s
         if due or out_of_time or step == cfg.steps:
-            metrics = summary(val.model_errors(model, io))
+            metrics = summary(val.model_errors(kept.model, io))
             if val_negatives is not None:
-                metrics |= val_negatives.supports(model, io)
+                metrics |= val_negatives.supports(kept.model, io)
             row = {"step": step, "loss": loss_sum / seen, "lr": lr_at(step, cfg), **metrics,
                    "minutes": (time.monotonic() - started) / 60}  # fmt: skip
             files.append_log(row)
             log(json.dumps(row))
-            save_checkpoint(files.last, model, {**sidecar, "step": step, "metrics": metrics})
+            meta = {**sidecar, "step": step, "metrics": metrics}
+            save_checkpoint(files.last, kept.model, meta)
             if metrics["mae"] < best:
                 best = metrics["mae"]
-                save_checkpoint(files.best, model, {**sidecar, "step": step, "metrics": metrics})
-            _save_state(files, model, optimizer, step, best, rng)
+                save_checkpoint(files.best, kept.model, meta)
+            _save_state(files, model, optimizer, step, best, rng, kept)
             saved, loss_sum, seen = time.monotonic(), 0.0, 0
         if out_of_time:
             break

@@ -1,0 +1,56 @@
+"""The refiner's training loop: a short run on rendered frames, resumed, with and without a
+moving average of its weights."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+import torch
+from torch import nn
+
+from spraycv.config.refine import RefinerTrainConfig
+from spraycv.refine.train import WeightAverage, train_refiner
+from spraycv.training.checkpoint import load_checkpoint
+
+
+@pytest.mark.parametrize(("decay", "expected"), [(None, 3.0), (0.5, 2.0), (0.9, 1.2)])
+def test_the_kept_weights_are_the_trained_ones_or_their_moving_average(decay, expected):
+    model = nn.Linear(1, 1, bias=False)
+    kept = WeightAverage(model, decay)
+    for value in (1.0, 3.0):  # the first update copies, the next one averages
+        model.weight.data.fill_(value)
+        kept.update()
+    assert float(kept.model.weight.detach()) == pytest.approx(expected)
+    again = WeightAverage(model, decay)
+    again.load_state_dict(kept.state_dict())
+    assert float(again.model.weight.detach()) == pytest.approx(expected)
+
+
+@pytest.fixture(scope="module")
+def frames(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    from spraycv.data.synth import write_dataset
+
+    root = tmp_path_factory.mktemp("frames")
+    write_dataset(root, 6, size=128, seed=7, workers=1, progress=False)
+    return root
+
+
+@pytest.mark.parametrize("decay", [None, 0.9])
+def test_a_run_stops_resumes_and_saves_what_it_validated(frames: Path, tmp_path: Path, decay):
+    cfg = dict(name="r", train_data=frames, val_data=frames, init_weights=None, crop_size=32,
+               batch_size=2, steps=3, warmup_steps=1, val_crops=10, checkpoint_every_s=1e9,
+               out_dir=tmp_path, ema_decay=decay)  # fmt: skip
+    files = train_refiner(RefinerTrainConfig(**cfg), log=lambda _: None)
+    files = train_refiner(RefinerTrainConfig(**{**cfg, "steps": 5}), log=lambda _: None)
+    steps = [json.loads(line)["step"] for line in files.log.read_text().splitlines()]
+    assert steps == [3, 5]  # the second run went on from the first one's state
+    state = torch.load(files.state, map_location="cpu", weights_only=True)
+    assert (state["average"] is None) == (decay is None)
+    saved, meta = load_checkpoint(files.last)
+    assert meta["step"] == 5 and meta["train_config"]["ema_decay"] == decay
+    trained = {k.removeprefix("net."): v for k, v in saved.state_dict().items()}
+    key = next(k for k in state["model"] if k.endswith("weight"))
+    same = torch.equal(trained[key].float(), state["model"][key].float())
+    assert same == (decay is None)  # with an average, the saved weights are not the last ones
