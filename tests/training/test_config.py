@@ -5,9 +5,13 @@ from pathlib import Path
 import pytest
 
 from spraycv.config.loader import ConfigError, load_config, parse_overrides
+from spraycv.config.refine import RefinerTrainConfig
 from spraycv.config.train import TrainConfig
 
 CONFIGS = sorted(Path(__file__).resolve().parents[2].joinpath("configs").glob("*.yaml"))
+REFINER_CONFIGS = sorted(
+    Path(__file__).resolve().parents[2].joinpath("configs", "refine").glob("*.yaml")
+)
 
 
 def test_overrides_parse_as_yaml_values():
@@ -48,3 +52,9 @@ def test_missing_and_malformed_files(tmp_path: Path):
 def test_shipped_configs_validate(path: Path):
     cfg = load_config(TrainConfig, path)
     assert cfg.name == path.stem
+
+
+@pytest.mark.parametrize("path", REFINER_CONFIGS, ids=lambda p: p.name)
+def test_every_shipped_refiner_config_is_valid(path: Path):
+    cfg = load_config(RefinerTrainConfig, path)
+    assert cfg.name and cfg.crop_size % 32 == 0
