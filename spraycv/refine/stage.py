@@ -28,7 +28,8 @@ PASSES = 2  # reading again at the pose the first reading found: MAE 1.90 -> 1.7
 # val_std (docs/experiments.md); a third pass adds nothing, a mirrored crop little for its cost
 MOVED_FRAC, MOVED_DEG = 0.03, 2.0  # a plume is read again only where its last reading
 # moved the pose: its apex by more than this share of L, or its axis or widest side by more
-# than this many degrees (elsewhere the next crop would be the same one)
+# than this many degrees (elsewhere the next crop would be nearly the same one); 1.5 % and
+# 1 deg read val_std no better for 15 % more time (docs/experiments.md, row 23)
 SUPPORT_CORE = 0.7  # the crop's support for a plume is read on this share of its narrower
 # side's half angle, in the band: the core, where a plume is spray whatever its edge's blur
 APEX_MOVE_FRAC = 0.25  # a refined apex further than this share of L from the coarse one is
