@@ -3,8 +3,9 @@ turned into a confidence in [0, 1] and, below a threshold, the reasons it is unr
 
 A reading is a plume only if its boundaries are straight (fit residuals), visible in the
 image as an edge between spray and background (edge contrast), issue from where a nozzle is
-(apex-head support, apex inside the image), open away from the apex (widening) and, with a
-refiner, be spray on its near-orifice crop (crop support). Each
+(apex-head support, apex inside the image), open away from the apex (widening, and both
+sides ahead of the orifice) and, with a refiner, be spray on its near-orifice crop (crop
+support). Each
 piece of evidence gives a score in [0, 1]; the confidence is their product, so one clear
 failure is enough. Pure numpy; spraycv.measure.Measurer applies it to every reading.
 """
@@ -34,6 +35,7 @@ class Evidence:
     apex_support_px: float  # apex to the nearest apex-head peak (inf: no peak at all)
     apex_inside: bool
     widening: float  # the width's growth along the band over the growth the angles imply
+    widest_half_angle_deg: float  # a side at 90 deg or more from the axis points back
     crop_support: float = NAN  # the refiner's spray probability on the plume's core
 
 
@@ -142,6 +144,7 @@ def gather(
         apex_support_px=support,
         apex_inside=bool(-0.5 <= x <= w - 0.5 and -0.5 <= y <= h - 0.5),
         widening=widening(m),
+        widest_half_angle_deg=max(m.half_angle_left_deg, m.half_angle_right_deg),
         crop_support=crop_support,
     )
 
@@ -174,6 +177,9 @@ def scores(evidence: Evidence, length_px: float, cfg: GeometryConfig) -> dict[st
         "no_apex_support": _support(evidence.apex_support_px, length_px),
         "apex_outside_image": 1.0 if evidence.apex_inside else 0.0,
         "does_not_widen": _ramp(evidence.widening, TUNING.widening_none, TUNING.widening_clear),
+        # a spray leaves its orifice forwards: a boundary at 90 deg or more from the axis
+        # runs back past the nozzle, so the reading took something else for a side
+        "side_behind_apex": 1.0 if evidence.widest_half_angle_deg < 90.0 else 0.0,
         "no_spray_in_crop": _ramp(
             evidence.crop_support, TUNING.crop_support_none, TUNING.crop_support_clear
         ),

@@ -58,6 +58,10 @@ def _stripe(m, image, apexes):
     return dataclasses.replace(m, width_profile=profile), image, apexes
 
 
+def _side_behind(m, image, apexes):
+    return dataclasses.replace(m, half_angle_left_deg=95.0), image, apexes  # back past the nozzle
+
+
 CASES = [
     (_poor_fit, "poor_fit"),
     (_outside, "apex_outside_image"),
@@ -65,6 +69,7 @@ CASES = [
     (_no_peak_near, "no_apex_support"),
     (_no_peak_at_all, "no_apex_support"),
     (_stripe, "does_not_widen"),
+    (_side_behind, "side_behind_apex"),
 ]
 
 
