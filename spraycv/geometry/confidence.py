@@ -5,9 +5,9 @@ A reading is a plume only if its boundaries are straight (fit residuals), visibl
 image as an edge between spray and background (edge contrast), issue from where a nozzle is
 (apex-head support, apex inside the image), open away from the apex (widening, and both
 sides ahead of the orifice) and, with a refiner, be spray on its near-orifice crop (crop
-support). Each
-piece of evidence gives a score in [0, 1]; the confidence is their product, so one clear
-failure is enough. Pure numpy; spraycv.measure.Measurer applies it to every reading.
+support). Each piece of evidence gives a score in [0, 1]; the confidence is their product,
+so one clear failure is enough. Pure numpy; spraycv.measure.Measurer applies it to every
+reading.
 """
 
 from __future__ import annotations
