@@ -1,12 +1,11 @@
-"""The dashboard's plain functions, table-driven: cards, captions, alarms, trend, uploads."""
+"""The dashboard's plain functions, table-driven: cards, captions, alarms, trend, history,
+settings (uploads: test_dashboard_uploads.py)."""
 
 from __future__ import annotations
 
 import csv
 import io
 import math
-import shutil
-import subprocess
 from datetime import datetime
 from pathlib import Path
 
@@ -19,6 +18,8 @@ from spraycv.dashboard import analyse, charts, history, live, models, settings
 from spraycv.dashboard.embedded import DEMO_SPEC, SOURCE_NAME, embedded_config
 from spraycv.dashboard.specs import SpecTable
 from spraycv.dashboard.tables import csv_bytes
+
+SAMPLE = sample_images()[0]
 
 
 def nozzle(nid: int | None, raw: float | None, smoothed: float | None, status: str) -> dict:
@@ -228,44 +229,6 @@ def test_downsample_bounds_the_points_per_series() -> None:
     assert charts.downsample(df.head(10), "series") is not None
 
 
-SAMPLE = sample_images()[0]
-
-
-@pytest.mark.parametrize(
-    ("name", "data", "limit", "kind", "error"),
-    [
-        ("a.jpg", SAMPLE.read_bytes(), 10**7, "image", None),
-        ("A.JPEG", SAMPLE.read_bytes(), 10**7, "image", None),
-        ("clip.mp4", SAMPLE_VIDEO.read_bytes(), 10**7, "video", None),
-        ("notes.txt", b"hello", 10**7, None, "not an image or a video"),
-        ("noext", SAMPLE.read_bytes(), 10**7, None, "not an image or a video"),
-        ("broken.png", b"\x89PNG\r\n\x1a\n broken", 10**7, None, "not a readable image"),
-        ("empty.jpg", b"", 10**7, None, "the file is empty"),
-        ("a.jpg", SAMPLE.read_bytes(), 1000, None, "over the upload limit"),
-    ],
-)
-def test_check_upload(name: str, data: bytes, limit: int, kind: str | None, error: str | None):
-    if error is None:
-        assert analyse.check_upload(name, data, limit).kind == kind
-    else:
-        with pytest.raises(analyse.UploadError, match=error):
-            analyse.check_upload(name, data, limit)
-
-
-@pytest.mark.parametrize(("max_frames", "expected"), [(1, [0]), (3, [0, 17, 35]), (99, None)])
-def test_sample_video_spreads_frames(max_frames: int, expected: list[int] | None) -> None:
-    frames, cut_short = analyse.sample_video(SAMPLE_VIDEO.read_bytes(), "v.mp4", max_frames)
-    assert cut_short is None
-    indices = [i for i, _ in frames]
-    assert indices == (expected if expected is not None else list(range(36)))
-    assert frames[0][1].shape == (480, 640, 3)
-
-
-def test_sample_video_rejects_a_file_that_is_not_a_video() -> None:
-    with pytest.raises(analyse.UploadError, match="not a readable video"):
-        analyse.sample_video(b"not a video at all", "v.mp4", 3)
-
-
 def test_measurement_table_and_csv() -> None:
     def fake_segmenter(image):  # one bright triangle-free mask: a measurement with no cone
         return (image[:, :, 0] > 250).astype("uint8")
@@ -415,66 +378,3 @@ def test_card_shows_calibrated_lengths(length_mm, coverage_mm, text) -> None:
     }  # fmt: skip
     (card,) = live.nozzle_cards(record)
     assert card.calibrated_text == text
-
-
-# -- upload limits (issue 12) ---------------------------------------------------------------
-class _NeverRead(io.BytesIO):
-    """An upload that fails the test if its bytes are read: its size must decide first."""
-
-    def read(self, *args) -> bytes:
-        raise AssertionError("an upload over the limit was read")
-
-
-def test_an_upload_over_the_byte_limit_is_never_read() -> None:
-    with pytest.raises(analyse.UploadError, match="over the upload limit"):
-        analyse.check_upload("big.jpg", _NeverRead(b"x" * 5000), max_bytes=1000)
-
-
-def test_an_upload_over_the_pixel_limit_is_refused_from_its_header() -> None:
-    import cv2
-    import numpy as np
-
-    data = cv2.imencode(".png", np.zeros((100, 300), np.uint8))[1].tobytes()
-    assert analyse.check_upload("a.png", io.BytesIO(data), 10**6, max_pixels=30_000).kind == "image"
-    with pytest.raises(analyse.UploadError, match=r"a.png: 300 x 100 px .* over the limit"):
-        analyse.check_upload("a.png", io.BytesIO(data), 10**6, max_pixels=29_999)
-    with pytest.raises(analyse.UploadError, match=r"a.png: 300 x 100 px .* over the limit"):
-        analyse.analyse_upload(analyse.Upload("a.png", "image", data), None, max_pixels=29_999)
-
-
-def test_an_upload_too_small_to_measure_is_one_message() -> None:
-    import cv2
-    import numpy as np
-
-    data = cv2.imencode(".png", np.zeros((1, 5000, 3), np.uint8))[1].tobytes()
-    with pytest.raises(analyse.UploadError, match=r"line\.png: 5000 x 1 px is too small"):
-        analyse.check_upload("line.png", data, 10**6)
-
-
-@pytest.mark.skipif(shutil.which("ffmpeg") is None, reason="ffmpeg makes the video")
-def test_a_cut_video_upload_is_measured_with_a_warning(tmp_path: Path) -> None:
-    whole = tmp_path / "v.avi"
-    subprocess.run(
-        ["ffmpeg", "-loglevel", "error", "-f", "lavfi", "-i", "testsrc=size=64x48:rate=12",
-         "-t", "1", "-c:v", "mjpeg", str(whole)],
-        check=True,
-    )  # fmt: skip
-    data = whole.read_bytes()
-    frames, cut_short = analyse.sample_video(data[: len(data) // 2], "cut.avi", 12)
-    assert 0 < len(frames) < 12
-    assert cut_short == (
-        f"cut.avi: the video is cut short: {len(frames)} of the 12 frames its container "
-        "announces could be read"
-    )
-
-
-def test_the_limits_come_from_the_environment(monkeypatch) -> None:
-    from spraycv.dashboard.launch import dashboard_command
-    from spraycv.io.images import MAX_IMAGE_PIXELS
-
-    monkeypatch.delenv("SPRAYCV_MAX_IMAGE_PIXELS", raising=False)
-    assert settings.load_settings().max_pixels == MAX_IMAGE_PIXELS  # the CLI's default
-    env = {"SPRAYCV_MAX_IMAGE_PIXELS": "30000000", "SPRAYCV_DASHBOARD_MAX_UPLOAD_MB": "5.5"}
-    assert settings.load_settings(env).max_pixels == 30_000_000
-    command = dashboard_command(8501, env)
-    assert command[command.index("--server.maxUploadSize") + 1] == "6"  # whole MB, rounded up
