@@ -20,6 +20,7 @@ from spraycv.io.images import (
     read_image,
     to_binary_mask,
 )
+from spraycv.refine.recover import recover_missed
 from spraycv.segment.classical import segment_classical
 
 if TYPE_CHECKING:
@@ -77,8 +78,10 @@ class Reading:
 @dataclass(frozen=True)
 class Measurer:
     """The one pipeline from an image to measurements: segment, take the likely apexes as a
-    prior, measure the cones, re-read each plume near its orifice when a refiner is set, and
-    assess how far each reading can be trusted (spraycv.geometry.confidence)."""
+    prior, measure the cones, re-read each plume near its orifice when a refiner is set,
+    assess how far each reading can be trusted (spraycv.geometry.confidence), and read the
+    plumes the mask merged away at the apex peaks no reading explains
+    (spraycv.refine.recover; with a refiner and no hint apexes)."""
 
     segmenter: Segmenter = segment_classical
     hints: MeasureHints | None = None
@@ -112,6 +115,16 @@ class Measurer:
             assess(m, mask.shape, config, image, apexes, crop)
             for m, crop in zip(measurements, support, strict=True)
         ]
+        if self.refiner is not None and image is not None and (hints is None or hints.apex is None):
+            measurements = recover_missed(
+                image,
+                mask,
+                apexes,
+                measurements,
+                self.refiner,
+                lambda m, crop: assess(m, mask.shape, config, image, apexes, crop),
+                hints,
+            )
         return Reading(mask, apexes, measurements)
 
 

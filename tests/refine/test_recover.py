@@ -1,0 +1,160 @@
+"""Plumes the mask merged away, read by the refiner at the apex peaks no reading explains."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+from test_refine import BrightIsSpray
+
+from spraycv.config.geometry import GeometryConfig
+from spraycv.geometry import ConeMeasurement, QualityFlag, measure_cones
+from spraycv.geometry.analytic import WedgeSpec, draw_wedge
+from spraycv.geometry.confidence import assess
+from spraycv.geometry.matching import match_to_truth
+from spraycv.refine.recover import core_cover, recover_missed, same_plume
+from spraycv.refine.stage import Refiner
+
+SHAPE = (512, 512)
+BOOM = [WedgeSpec((x, 60.0), 0.0, 12.0, 12.0, 300.0) for x in (100.0, 250.0, 400.0)]
+PEAKS = np.array([spec.apex for spec in BOOM])
+
+
+def drawn(specs) -> np.ndarray:
+    out = np.zeros(SHAPE, np.uint8)
+    for spec in specs:
+        out |= draw_wedge(SHAPE, spec)
+    return out
+
+
+def as_image(mask: np.ndarray) -> np.ndarray:
+    return np.repeat(mask[..., None] * 255, 3, axis=2).astype(np.uint8)
+
+
+def recover(image_specs, mask_specs, read_specs, peaks, extra_readings=()):
+    """The readings of `read_specs`' mask, assessed, then recovered at `peaks` on an image of
+    `image_specs` and a mask of `mask_specs`."""
+    image, mask = as_image(drawn(image_specs)), drawn(mask_specs)
+    config = GeometryConfig()
+
+    def judged(m: ConeMeasurement, crop: float = math.nan) -> ConeMeasurement:
+        return assess(m, SHAPE, config, image, peaks, crop)
+
+    readings = [judged(m) for m in measure_cones(drawn(read_specs))] + list(extra_readings)
+    return readings, recover_missed(image, mask, peaks, readings, Refiner(BrightIsSpray()), judged)
+
+
+def test_a_plume_missing_from_the_readings_is_read_at_its_apex_peak() -> None:
+    before, after = recover(BOOM, BOOM, BOOM[:2], PEAKS)
+    assert len(before) == 2 and len(after) == 3
+    new = after[2]
+    assert new.reliable and new.has(QualityFlag.FROM_APEX_PEAK)
+    assert new.included_angle_deg == pytest.approx(24.0, abs=0.5)
+    assert math.dist(new.apex, BOOM[2].apex) < 2.0
+    assert after[:2] == before  # the plumes read before are kept as they were
+    assert [m.index for m in after] == [0, 1, 2]  # numbered along the boom
+
+
+def test_close_neighbours_on_a_boom_are_kept() -> None:
+    """Narrow fans 40 px apart: each apex lies within 0.3 L of the next, beside it."""
+    tight = [WedgeSpec((x, 60.0), 0.0, 5.0, 5.0, 300.0) for x in (216.0, 256.0, 296.0)]
+    peaks = np.array([spec.apex for spec in tight])
+    before, after = recover(tight, tight, tight[:2], peaks)
+    assert len(before) == 2 and after[:2] == before
+    assert len(after) == 3 and after[2].has(QualityFlag.FROM_APEX_PEAK)
+    assert after[2].included_angle_deg == pytest.approx(10.0, abs=1.0)
+
+
+def test_a_recovered_plume_takes_its_place_along_the_boom() -> None:
+    _, after = recover(BOOM, BOOM, BOOM[1:], PEAKS)
+    assert [round(m.apex[0] / 10) for m in after] == [10, 25, 40]
+    assert [m.index for m in after] == [0, 1, 2]
+    assert after[0].has(QualityFlag.FROM_APEX_PEAK)
+
+
+CASES = [  # why nothing is recovered: image, mask, readings and peaks
+    ("no reliable plume to pose a crop on", BOOM, BOOM, [], PEAKS),
+    ("the nozzle is off: no spray in the image", BOOM[:2], BOOM[:2], BOOM[:2], PEAKS),
+    ("the mask holds no spray at its core", BOOM, BOOM[:2], BOOM[:2], PEAKS),
+    ("the peak is a read plume's apex", BOOM, BOOM, BOOM[:2], np.add(PEAKS[:2], (4.0, 3.0))),
+]
+
+
+@pytest.mark.parametrize(("image", "mask", "read", "peaks"), [c[1:] for c in CASES],
+                         ids=[c[0] for c in CASES])  # fmt: skip
+def test_nothing_is_recovered(image, mask, read, peaks) -> None:
+    before, after = recover(image, mask, read, peaks)
+    assert after == before
+
+
+def test_a_reading_of_the_same_plume_from_elsewhere_is_replaced() -> None:
+    """The geometry read the third plume from 40 px down its axis (as from a crotch)."""
+    crotch = ConeMeasurement(
+        index=2, apex=(400.0, 100.0), axis=(0.0, 1.0), length_px=260.0,
+        half_angle_left_deg=15.0, half_angle_right_deg=15.0, included_angle_deg=30.0,
+        confidence=0.9,
+    )  # fmt: skip
+    _, after = recover(BOOM, BOOM, BOOM[:2], PEAKS, [crotch])
+    assert len(after) == 3 and all(m.apex != crotch.apex for m in after)
+    assert after[2].has(QualityFlag.FROM_APEX_PEAK) and after[2].reliable
+    assert after[2].included_angle_deg == pytest.approx(24.0, abs=0.5)
+
+
+def test_core_cover_is_the_share_of_the_core_the_mask_calls_spray() -> None:
+    (m,) = measure_cones(draw_wedge(SHAPE, BOOM[0]))
+    assert core_cover(draw_wedge(SHAPE, BOOM[0]), m) == 1.0
+    assert core_cover(np.zeros(SHAPE, np.uint8), m) == 0.0
+
+
+def test_the_shipped_pipeline_reads_a_boom_plume_its_mask_merged_away(shipped_pipeline) -> None:
+    """A rendered boom of five narrow fans (val_std frame 43): the mask geometry reads four;
+    the fifth, at the image's left edge, is read at its apex peak within 2 deg."""
+    from spraycv.data.synth import render_sample
+
+    sample = render_sample(3017890307866872, 512)
+    reading = shipped_pipeline(sample.image)
+    truth = sample.record["nozzles"]
+    match = match_to_truth(reading.measurements, truth)
+    assert not match.missed
+    recovered = [p for p in match.pairs if reading.measurements[p.meas].has("from_apex_peak")]
+    assert len(recovered) == 1
+    m, nz = reading.measurements[recovered[0].meas], truth[recovered[0].gt]
+    assert m.reliable
+    assert m.included_angle_deg == pytest.approx(nz["included_angle_deg"], abs=2.0)
+
+
+def reading_at(apex, half, length=200.0, axis=(0.0, 1.0)) -> ConeMeasurement:
+    return ConeMeasurement(
+        index=0, apex=apex, axis=axis, length_px=length, half_angle_left_deg=half,
+        half_angle_right_deg=half, included_angle_deg=2 * half,
+    )  # fmt: skip
+
+
+RECOVERED = reading_at((250.0, 100.0), 20.0)
+WIDE = reading_at((250.0, 100.0), 60.0, length=180.0)
+TILTED, TURNED = ((math.sin(math.radians(a)), math.cos(math.radians(a))) for a in (15.0, 40.0))
+SAME_PLUME_CASES = [  # the recovered reading, another one, whether it reads the same plume
+    (
+        "from a crotch 40 px down its axis, tilted to the next plume",
+        RECOVERED,
+        reading_at((265.0, 140.0), 30.0, axis=TILTED),
+        True,
+    ),
+    ("a wide fan from 20 px beside its nozzle", WIDE, reading_at((270.0, 97.0), 55.0), True),
+    ("a neighbour on the boom", RECOVERED, reading_at((330.0, 100.0), 20.0), False),
+    ("a close neighbour of a narrow fan", RECOVERED, reading_at((290.0, 100.0), 5.0), False),
+    ("a wide fan's neighbour", WIDE, reading_at((450.0, 100.0), 60.0, length=180.0), False),
+    (
+        "down its axis, pointing elsewhere",
+        RECOVERED,
+        reading_at((265.0, 140.0), 30.0, axis=TURNED),
+        False,
+    ),
+]
+
+
+@pytest.mark.parametrize(("recovered", "other", "expected"), [c[1:] for c in SAME_PLUME_CASES],
+                         ids=[c[0] for c in SAME_PLUME_CASES])  # fmt: skip
+def test_same_plume(recovered: ConeMeasurement, other: ConeMeasurement, expected: bool) -> None:
+    assert same_plume(recovered, other) is expected
