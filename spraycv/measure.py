@@ -103,10 +103,26 @@ class Measurer:
         self, mask: np.ndarray, apexes: np.ndarray | None = None, image: np.ndarray | None = None
     ) -> Reading:
         """Measure a mask already segmented (the refiner needs the image it came from)."""
+        return self.finish_reading(mask, apexes, image, self.coarse_readings(mask, apexes))
+
+    def coarse_readings(
+        self, mask: np.ndarray, apexes: np.ndarray | None = None
+    ) -> list[ConeMeasurement]:
+        """The geometry's readings of a mask, before refinement and confidence."""
         hints = with_apex_prior(self.hints, apexes)
+        return measure_cones(mask, hints=hints, config=self.config or GeometryConfig())
+
+    def finish_reading(
+        self,
+        mask: np.ndarray,
+        apexes: np.ndarray | None,
+        image: np.ndarray | None,
+        coarse: list[ConeMeasurement],
+    ) -> Reading:
+        """The coarse readings refined near the orifice (with a refiner and the image),
+        assessed, and completed with the plumes the mask merged away."""
         config = self.config or GeometryConfig()
-        measurements = measure_cones(mask, hints=hints, config=config)
-        support = [math.nan] * len(measurements)
+        measurements, support = coarse, [math.nan] * len(coarse)
         if self.refiner is not None and image is not None:
             measurements, support = self.refiner.refine_with_support(
                 image, measurements, self.hints
@@ -115,7 +131,8 @@ class Measurer:
             assess(m, mask.shape, config, image, apexes, crop)
             for m, crop in zip(measurements, support, strict=True)
         ]
-        if self.refiner is not None and image is not None and (hints is None or hints.apex is None):
+        hint_apexes = self.hints is not None and self.hints.apex is not None
+        if self.refiner is not None and image is not None and not hint_apexes:
             measurements = recover_missed(
                 image,
                 mask,
@@ -123,7 +140,7 @@ class Measurer:
                 measurements,
                 self.refiner,
                 lambda m, crop: assess(m, mask.shape, config, image, apexes, crop),
-                hints,
+                self.hints,
             )
         return Reading(mask, apexes, measurements)
 

@@ -75,10 +75,10 @@ def _one_frame(predictor: Any, data: bytes, refiner: Any = None) -> dict[str, fl
     apexes = apex_points(logits, [image.shape[:2]], predictor.io)[0]
     times["postprocess"], tic = time.perf_counter() - tic, time.perf_counter()
     prior = apexes if predictor.has_apex_head else None
-    measurements = Measurer(predictor).read_mask(mask, prior).measurements
+    measurer = Measurer(predictor, refiner=refiner)
+    coarse = measurer.coarse_readings(mask, prior)
     times["geometry"], tic = time.perf_counter() - tic, time.perf_counter()
-    if refiner is not None:
-        refiner.refine(image, measurements)
+    measurer.finish_reading(mask, prior, image, coarse)
     times["refine"] = time.perf_counter() - tic
     return times
 
@@ -154,5 +154,8 @@ def format_table(timings: Sequence[BackendTiming]) -> str:
         )
     widths = [max(len(row[i]) for row in rows) for i in range(len(head))]
     lines = ["  ".join(c.rjust(w) for c, w in zip(row, widths, strict=True)) for row in rows]
-    note = "ms, medians; e2e = every stage but decode (a camera hands over decoded frames)"
+    note = (
+        "ms, medians; e2e = every stage but decode (a camera hands over decoded frames); "
+        "refine = the refiner, confidence and recovered plumes (Measurer.finish_reading)"
+    )
     return "\n".join([*lines, note])
