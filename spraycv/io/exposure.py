@@ -11,7 +11,10 @@ Two steps, each a pure function:
 - `normalise_exposure`: what a model does to every input (its sidecar's
   `normalization.exposure`, the same in training and at inference, after the resize to
   the input size): nothing (`none`, the default of older models), the same percentile
-  stretch (`stretch`), or CLAHE on the lightness (`clahe`).
+  stretch (`stretch`), that stretch only where the input is under-exposed (`stretch_dim`:
+  its bright percentile below `dim_below` grey levels, so that a well-exposed input goes in
+  as it is and a dim 8-bit frame goes in as a 16-bit one is read), or CLAHE on the
+  lightness (`clahe`).
 
 A minimum span keeps a frame with nothing in it (a black frame, a bare wall) from being
 stretched until its noise looks like spray.
@@ -26,7 +29,7 @@ from typing import Literal
 import cv2
 import numpy as np
 
-ExposureMode = Literal["none", "stretch", "clahe"]
+ExposureMode = Literal["none", "stretch", "stretch_dim", "clahe"]
 
 LUT_ROWS = 256  # rows of a 16-bit image looked up at once (bounds the memory of a large one)
 READ_PERCENTILES = (0.5, 99.8)
@@ -40,9 +43,10 @@ class Exposure:
     """A model's exposure normalisation (stored in its sidecar, used in training and at
     inference).
 
-    mode: none | stretch | clahe. stretch maps the `low_pct` and `high_pct` percentiles of
-    the brightness (the brightest channel) linearly to 0 and 255, never over fewer than
-    `min_span` grey levels; clahe equalises the lightness in tiles with `clahe_clip`.
+    mode: none | stretch | stretch_dim | clahe. stretch maps the `low_pct` and `high_pct`
+    percentiles of the brightness (the brightest channel) linearly to 0 and 255, never over
+    fewer than `min_span` grey levels; stretch_dim does so only when the `high_pct`
+    percentile is below `dim_below`; clahe equalises the lightness in tiles with `clahe_clip`.
     """
 
     mode: ExposureMode = "none"
@@ -50,6 +54,7 @@ class Exposure:
     high_pct: float = 99.8
     min_span: float = 24.0
     clahe_clip: float = 2.0
+    dim_below: float = 64.0
 
     def __post_init__(self) -> None:
         if self.mode not in NORMALISERS:
@@ -61,8 +66,8 @@ class Exposure:
                 f"exposure percentiles must be 0 <= low < high <= 100; "
                 f"got {self.low_pct}, {self.high_pct}"
             )
-        if self.min_span <= 0 or self.clahe_clip <= 0:
-            raise ValueError("exposure min_span and clahe_clip must be > 0")
+        if self.min_span <= 0 or self.clahe_clip <= 0 or self.dim_below <= 0:
+            raise ValueError("exposure min_span, clahe_clip and dim_below must be > 0")
 
 
 def brightness(image: np.ndarray) -> np.ndarray:
@@ -106,7 +111,13 @@ def percentile_stretch(
         uint8 array of the same shape.
     """
     lo, hi = integer_percentiles(brightness(image), (low_pct, high_pct))
-    gain = 255.0 / max(float(hi - lo), min_span)
+    return stretch_levels(image, float(lo), float(hi), min_span)
+
+
+def stretch_levels(image: np.ndarray, lo: float, hi: float, min_span: float) -> np.ndarray:
+    """Linear stretch of the input levels [lo, hi] (never fewer than `min_span` apart) to
+    [0, 255]: (H, W) or (H, W, C) uint8 or uint16 -> uint8 of the same shape."""
+    gain = 255.0 / max(hi - lo, min_span)
     levels = np.arange(np.iinfo(image.dtype).max + 1, dtype=np.float64)
     lut = np.clip((levels - lo) * gain + 0.5, 0.0, 255.0).astype(np.uint8)
     if image.dtype == np.uint8:
@@ -135,6 +146,14 @@ def _stretch(image: np.ndarray, exposure: Exposure) -> np.ndarray:
     return percentile_stretch(image, exposure.low_pct, exposure.high_pct, exposure.min_span)
 
 
+def _stretch_dim(image: np.ndarray, exposure: Exposure) -> np.ndarray:
+    pcts = (exposure.low_pct, exposure.high_pct)
+    lo, hi = integer_percentiles(brightness(image), pcts)
+    if hi >= exposure.dim_below:
+        return image  # well exposed: the input as the model was trained on it
+    return stretch_levels(image, float(lo), float(hi), exposure.min_span)
+
+
 def _clahe(image: np.ndarray, exposure: Exposure) -> np.ndarray:
     clahe = cv2.createCLAHE(clipLimit=exposure.clahe_clip, tileGridSize=(8, 8))
     if image.ndim == 2:
@@ -147,6 +166,7 @@ def _clahe(image: np.ndarray, exposure: Exposure) -> np.ndarray:
 NORMALISERS: dict[str, Callable[[np.ndarray, Exposure], np.ndarray]] = {
     "none": _none,
     "stretch": _stretch,
+    "stretch_dim": _stretch_dim,
     "clahe": _clahe,
 }
 

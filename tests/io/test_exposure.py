@@ -73,6 +73,7 @@ def test_stretch_lifts_a_dim_frame_and_leaves_a_flat_one_dark():
 MODES = [
     ("none", lambda img, out: out is img),
     ("stretch", lambda img, out: out.max() > 3 * img.max()),
+    ("stretch_dim", lambda img, out: out.max() > 3 * img.max()),
     ("clahe", lambda img, out: out.shape == img.shape and out.mean() > img.mean()),
 ]
 
@@ -84,12 +85,39 @@ def test_exposure_modes(mode, check):
     assert out.dtype == np.uint8 and check(dim, out)
 
 
+# (name, peak grey level of the scene, whether stretch_dim stretches it): only an input whose
+# bright percentile lies below dim_below (64) is stretched; a well-exposed one goes in as it is
+DIM_OR_NOT = [
+    ("dim 8-bit frame", 40, True),
+    ("just below the bound", 62, True),
+    ("well exposed", 200, False),
+    ("just above the bound", 70, False),
+]
+
+
+@pytest.mark.parametrize(("name", "peak", "stretched"), DIM_OR_NOT, ids=[d[0] for d in DIM_OR_NOT])
+def test_stretch_dim_touches_only_under_exposed_inputs(name, peak, stretched):
+    image = np.repeat(np.round(scene(peak))[..., None], 3, axis=2).astype(np.uint8)
+    out = normalise_exposure(image, Exposure(mode="stretch_dim"))
+    assert (out is not image) == stretched, name
+    expected = percentile_stretch(image, 0.5, 99.8, 24.0) if stretched else image
+    np.testing.assert_array_equal(out, expected)
+
+
+def test_stretch_dim_leaves_a_black_frame_dark():
+    """A bare black frame is dim too: min_span keeps its read noise from becoming texture."""
+    noise = np.random.default_rng(1).normal(3, 1, (64, 64, 3)).clip(0).astype(np.uint8)
+    out = normalise_exposure(noise, Exposure(mode="stretch_dim"))
+    assert out.max() < 80
+
+
 @pytest.mark.parametrize(
     ("kwargs", "message"),
     [
-        ({"mode": "gamma"}, "clahe, none, stretch"),
+        ({"mode": "gamma"}, "clahe, none, stretch, stretch_dim"),
         ({"low_pct": 50, "high_pct": 10}, "low < high"),
         ({"min_span": 0}, "min_span"),
+        ({"dim_below": 0}, "dim_below"),
     ],
 )
 def test_bad_exposure_is_refused_with_the_valid_choices(kwargs, message):
