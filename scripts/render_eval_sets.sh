@@ -1,0 +1,23 @@
+#!/usr/bin/env bash
+# Render the fixed held-out and validation sets of docs/experiments.md once (skips a set
+# already rendered): bash scripts/render_eval_sets.sh  (about 4 minutes on one core)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+synth() {
+  local out=$1
+  shift
+  [ -f "datasets/$out/.done" ] && return 0
+  .venv/bin/spraycv synth --workers 1 --out "datasets/$out" "$@"
+  touch "datasets/$out/.done"
+}
+synth heldout --n 400 --seed 1000
+synth heldout_unseen -c configs/render/heldout_unseen.yaml --n 100 --seed 1001
+synth heldout_hard -c configs/render/heldout_hard.yaml --n 200 --seed 1003
+synth heldout_nospray -c configs/render/heldout_nospray.yaml --n 200 --seed 1005
+synth heldout_dim -c configs/render/heldout_dim.yaml --image-format png16 --n 200 --seed 1004
+synth heldout_dim_twins appearance.prob_dyed=0 --n 200 --seed 1004
+synth val -c configs/render/train.yaml --n 300 --seed 2
+synth val_std --n 300 --seed 2006
+synth val_hard -c configs/render/heldout_hard.yaml --n 120 --seed 2003
+synth val_nospray -c configs/render/heldout_nospray.yaml --n 80 --seed 2005
+synth val_dim -c configs/render/heldout_dim.yaml --image-format png16 --n 100 --seed 2004
