@@ -31,7 +31,7 @@ REQUESTS, REQUEST_CLIENTS = 200, 8
 HANG_S = 3 * ApiConfig().request_timeout_s
 
 
-def test_idle_sockets_and_a_burst_of_queries_are_answered_or_refused_in_time(
+def test_idle_sockets_and_a_burst_of_queries_are_answered_or_refused(
     tmp_path: Path,
 ) -> None:
     seed_measurements(tmp_path / "db.sqlite", frames=2000)  # rows for the queries to return
