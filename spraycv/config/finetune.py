@@ -52,6 +52,9 @@ class FinetuneConfig(StrictModel):
     optim: OptimConfig = Field(default_factory=_finetune_optim)
     augment: AugmentConfig | None = None  # None: the start model's training augmentation
     freeze_batchnorm: bool = False  # True keeps the start model's BatchNorm statistics
+    # the apex head (frozen while the network trains) re-fitted afterwards to the new
+    # features, against the apexes of the training label masks (spraycv.training.finetune)
+    refit_apex_head: bool = True
     seed: int = 0
     precision: Precision = "32"
     device: Literal["auto", "cpu", "cuda"] = "auto"

@@ -10,11 +10,12 @@ from __future__ import annotations
 
 import math
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import torch
 from torch import nn
 from tqdm import tqdm
@@ -82,29 +83,70 @@ def focal_loss(logits: torch.Tensor, target: torch.Tensor) -> torch.Tensor:
     return (pos_term.sum() + neg_term.sum()) / pos.sum().clamp(min=1.0)
 
 
-def _features(
-    model: WithApexHead, dataset: Path, io: ModelIO, cfg: ApexHeadConfig, progress: bool
+def view_features(
+    model: WithApexHead,
+    views: Iterable[tuple[np.ndarray, Points]],
+    io: ModelIO,
+    flip: bool = True,
+    device: str | torch.device = "cpu",
 ) -> tuple[torch.Tensor, list[Points]]:
-    """Frozen decoder features (M, C, h/4, w/4) float16 and each one's apexes in cells."""
-    records = read_records(dataset)[: cfg.max_images]
-    if not records:
-        raise ValueError(f"{dataset}: no images in labels.jsonl")
+    """Frozen decoder features (M, C, h/4, w/4) float16 of each (image, apexes in image
+    pixels) view, and its mirror with `flip`, with each one's apexes in heatmap cells."""
     h, w = io.input_size
     feats, points = [], []
-    for rec in tqdm(records, desc="features", disable=not progress):
-        image = read_image(dataset / rec["image"])
+    for image, apexes in views:
         sy, sx = h / image.shape[0] / APEX_STRIDE, w / image.shape[1] / APEX_STRIDE
-        pts = [(x * sx, y * sy) for x, y, _ in visible_apexes(rec)]
-        views = [(image, pts)]
-        if cfg.flip:
-            views.append((image[:, ::-1].copy(), [(w / APEX_STRIDE - x, y) for x, y in pts]))
-        for view, view_pts in views:
-            x = torch.from_numpy(preprocess([view], io)).to(cfg.device)
+        pts = [(x * sx, y * sy) for x, y in apexes]
+        pairs = [(image, pts)]
+        if flip:
+            pairs.append((image[:, ::-1].copy(), [(w / APEX_STRIDE - x, y) for x, y in pts]))
+        for view, view_pts in pairs:
+            x = torch.from_numpy(preprocess([view], io)).to(device)
             with torch.no_grad():
                 _, f = model.features(x)
             feats.append(f.half().cpu())
             points.append(view_pts)
+    if not feats:
+        raise ValueError("no images to compute apex-head features on")
     return torch.cat(feats), points
+
+
+def _record_views(
+    dataset: Path, records: list[dict[str, Any]], progress: bool
+) -> Iterator[tuple[np.ndarray, Points]]:
+    """Each rendered record's image and its visible in-image apexes (image pixels)."""
+    for rec in tqdm(records, desc="features", disable=not progress):
+        yield read_image(dataset / rec["image"]), [(x, y) for x, y, _ in visible_apexes(rec)]
+
+
+def fit_head(
+    head: nn.Module,
+    feats: torch.Tensor,
+    points: list[Points],
+    cfg: ApexHeadConfig,
+    log: Callable[[str], None] = print,
+) -> None:
+    """Train `head` in place on features (M, C, h, w) against Gaussian targets at `points`
+    (cells): AdamW with a one-cycle rate, `cfg.epochs` passes, the focal loss."""
+    targets = heatmap_targets(points, (feats.shape[2], feats.shape[3]), cfg.sigma_cells)
+    head.requires_grad_(True).train()  # a head frozen by the training loop trains here
+    opt = torch.optim.AdamW(head.parameters(), lr=cfg.lr, weight_decay=cfg.weight_decay)
+    per_epoch = max(len(feats) // cfg.batch_size, 1)
+    sched = torch.optim.lr_scheduler.OneCycleLR(opt, cfg.lr, total_steps=cfg.epochs * per_epoch)
+    for epoch in range(cfg.epochs):
+        order = torch.randperm(len(feats))
+        total = 0.0
+        for k in range(per_epoch):
+            idx = order[k * cfg.batch_size : (k + 1) * cfg.batch_size]
+            x, t = feats[idx].to(cfg.device).float(), targets[idx].to(cfg.device)
+            loss = focal_loss(head(x), t)
+            opt.zero_grad()
+            loss.backward()
+            opt.step()
+            sched.step()
+            total += float(loss.detach())
+        log(f"epoch {epoch + 1}/{cfg.epochs}: focal loss {total / per_epoch:.4f}")
+    head.eval()
 
 
 def score_apexes(
@@ -154,27 +196,13 @@ def train_apex_head(
     model = WithApexHead(net).to(cfg.device).eval()
     io = ModelIO.from_sidecar({**meta, "apex_threshold": cfg.threshold})
     tic = time.perf_counter()
-    feats, points = _features(model, Path(cfg.data), io, cfg, progress)
-    grid = (feats.shape[2], feats.shape[3])
-    targets = heatmap_targets(points, grid, cfg.sigma_cells)
+    records = read_records(Path(cfg.data))[: cfg.max_images]
+    if not records:
+        raise ValueError(f"{cfg.data}: no images in labels.jsonl")
+    views = _record_views(Path(cfg.data), records, progress)
+    feats, points = view_features(model, views, io, cfg.flip, cfg.device)
     log(f"features of {len(feats)} views in {time.perf_counter() - tic:.0f} s")
-    head = model.apex.train()
-    opt = torch.optim.AdamW(head.parameters(), lr=cfg.lr, weight_decay=cfg.weight_decay)
-    per_epoch = max(len(feats) // cfg.batch_size, 1)
-    sched = torch.optim.lr_scheduler.OneCycleLR(opt, cfg.lr, total_steps=cfg.epochs * per_epoch)
-    for epoch in range(cfg.epochs):
-        order = torch.randperm(len(feats))
-        total = 0.0
-        for k in range(per_epoch):
-            idx = order[k * cfg.batch_size : (k + 1) * cfg.batch_size]
-            x, t = feats[idx].to(cfg.device).float(), targets[idx].to(cfg.device)
-            loss = focal_loss(head(x), t)
-            opt.zero_grad()
-            loss.backward()
-            opt.step()
-            sched.step()
-            total += float(loss.detach())
-        log(f"epoch {epoch + 1}/{cfg.epochs}: focal loss {total / per_epoch:.4f}")
+    fit_head(model.apex, feats, points, cfg, log)
     model.eval()
     val = Path(cfg.val_data) if cfg.val_data else None
     score = score_apexes(model, val, io, device=cfg.device) if val else None

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import hashlib
 import math
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
@@ -20,6 +20,7 @@ import torch
 from pydantic import ValidationError
 from torch import nn
 
+from spraycv.config.apex_head import ApexHeadConfig
 from spraycv.config.data import DataConfig
 from spraycv.config.finetune import FinetuneConfig
 from spraycv.config.loader import dump_config
@@ -29,9 +30,11 @@ from spraycv.data.formats import load_samples
 from spraycv.data.sample import DataError, Sample
 from spraycv.geometry.matching import compare_readings
 from spraycv.measure import Measurer
+from spraycv.models.apex_head import WithApexHead
 from spraycv.models.registry import count_parameters
 from spraycv.runtime.predictor import ModulePredictor
 from spraycv.runtime.processing import ModelIO
+from spraycv.training.apex_head import fit_head, view_features
 from spraycv.training.checkpoint import load_checkpoint, save_checkpoint
 from spraycv.training.data import Splits
 from spraycv.training.finetune_data import (
@@ -45,6 +48,7 @@ from spraycv.training.metrics import iou_dice
 
 VAL_IMAGES_MAX = 64  # the loop's per-epoch check runs on this many of the user's train images
 BN_IMAGES_MAX = 256  # BatchNorm statistics are re-estimated on this many user train images
+REFIT_BATCH = 8  # the apex head's re-fit batch (spraycv apex-head takes 32 on thousands of views)
 
 
 @dataclass
@@ -204,6 +208,46 @@ def recalibrate_batchnorm(
     return len(dataset)
 
 
+def label_apexes(
+    samples: Sequence[Sample], measurer: Measurer
+) -> Iterator[tuple[np.ndarray, list[tuple[float, float]]]]:
+    """Each sample's image and the in-image apexes the geometry reads on its label mask
+    (the same reference `score` measures the angles against)."""
+    for sample in samples:
+        image, label = sample.load()
+        h, w = label.shape[:2]
+        apexes = [m.apex for m in measurer.read_mask(label).measurements if m.ok]
+        yield image, [(x, y) for x, y in apexes if 0 <= x < w and 0 <= y < h]
+
+
+def refit_apex_head(
+    model: nn.Module,
+    samples: Sequence[Sample],
+    io: ModelIO,
+    device: str | torch.device = "cpu",
+) -> int:
+    """Re-fit the apex head of a fine-tuned model to its new decoder features.
+
+    The loop trains the segmentation network with the apex head frozen (spraycv.training.
+    loop), so after fine-tuning the head reads features it was never trained on, and its
+    peaks, which pose every plume, drift: on an unseen camera the masks got better while
+    the angles got worse (docs/experiments.md, row 19). Here the head, from its own weights,
+    trains on the fine-tuned features of `samples` (and their mirrors) against the apexes
+    of their label masks. Returns the number of views used (0: no apex head, unchanged).
+    """
+    if not isinstance(model, WithApexHead) or not samples:
+        return 0
+    model.eval()
+    measurer = Measurer(ModulePredictor(model, io, device=device))
+    views = label_apexes(samples, measurer)
+    feats, points = view_features(model, views, io, flip=True, device=device)
+    # small batches: a user's few dozen images still give the head a few hundred steps
+    head_cfg = ApexHeadConfig(batch_size=REFIT_BATCH, device=str(device))
+    fit_head(model.apex, feats, points, head_cfg, log=lambda _: None)
+    model.eval()
+    return len(feats)
+
+
 def _sha256(path: Path) -> str:
     return hashlib.sha256(Path(path).read_bytes()).hexdigest()
 
@@ -223,10 +267,13 @@ def finetune(cfg: FinetuneConfig, progress: bool = True) -> FinetuneResult:
         per_epoch = step_budget(len(mixed), cfg.batch_size, cfg.epochs, cfg.steps)[1]
         splits = Splits(mixed, user_train[:VAL_IMAGES_MAX])
         result = train(train_cfg, progress, splits=splits, initial_state=start.state_dict())
-    model = result.model if result.model is not None else start
-    bn_images = 0  # freeze_batchnorm: the start model's statistics are kept, as asked
-    if not cfg.freeze_batchnorm:
-        bn_images = recalibrate_batchnorm(model, user_train, train_cfg.data, cfg.batch_size, device)
+        model = result.model if result.model is not None else start
+        bn_images = 0  # freeze_batchnorm: the start model's statistics are kept, as asked
+        if not cfg.freeze_batchnorm:
+            bn_images = recalibrate_batchnorm(
+                model, user_train, train_cfg.data, cfg.batch_size, device
+            )
+        apex_views = refit_apex_head(model, mixed, io, device) if cfg.refit_apex_head else 0
     after = score(model, held, io, device)
     counts = {
         "user_train": len(user_train),
@@ -235,6 +282,7 @@ def finetune(cfg: FinetuneConfig, progress: bool = True) -> FinetuneResult:
         "epochs": result.epochs_run,
         "steps": result.epochs_run * per_epoch,
         "bn_images": bn_images,
+        "apex_views": apex_views,
     }
     finetuned = {
         "from_weights": str(cfg.weights),

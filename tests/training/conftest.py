@@ -33,3 +33,9 @@ def write_wedge_dataset(root: Path, n: int, size: int = 64, seed: int = 0) -> Pa
 @pytest.fixture(scope="session")
 def wedge_data(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return write_wedge_dataset(tmp_path_factory.mktemp("wedges"), n=24)
+
+
+@pytest.fixture(scope="session")
+def wedge_data_128(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """Fewer, larger wedges: the geometry reads an apex on most of their masks."""
+    return write_wedge_dataset(tmp_path_factory.mktemp("wedges128"), n=16, size=128, seed=5)
