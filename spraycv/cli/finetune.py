@@ -88,6 +88,7 @@ def finetune(
     typer.echo(
         f"fine-tuned {cfg.weights} on {counts['user_train']} of your images + "
         f"{counts['synthetic']} rendered, {counts['steps']} steps"
+        + (f"; apex head re-fitted on {counts['apex_views']} views" if counts["apex_views"] else "")
     )
     typer.echo(format_table(result.before, result.after))
     typer.echo(f"weights: {result.weights}")

@@ -219,6 +219,7 @@ def test_cli_smoke_run_writes_a_checkpoint_that_records_its_origin(
     _, meta = load_checkpoint(out)
     ft = meta["finetuned"]
     assert (ft["n_user_train"], ft["n_synthetic"], ft["n_holdout"], ft["n_steps"]) == (18, 2, 6, 1)
+    assert ft["n_apex_views"] == 40 and "apex head re-fitted on 40 views" in result.output
     assert ft["holdout"].startswith("0.25 of ") and ft["data"] == str(wedge_data)
     assert ft["config"]["mix_ratio"] == 0.2 and meta["train_config"]["max_train_images"] == 2
     assert (tmp_path / "run" / "metrics.csv").is_file()  # the loop's own log
