@@ -1,8 +1,9 @@
 """Fine-tune a trained model on a user's own labelled images, mixed with rendered ones.
 
 The training itself is the ordinary loop (`spraycv.training.loop.train`: same losses,
-augmentation, logs) started from the checkpoint's weights on a mixed sample list. Before
-and after, the model is scored on the user's held-out images: mask IoU, and the
+augmentation, logs) started from the checkpoint's weights on a mixed sample list; then the
+BatchNorm statistics are re-estimated and the apex head is re-fitted to the new features.
+Before and after, the model is scored on the user's held-out images: mask IoU, and the
 included-angle error against the geometry measured on the label masks.
 """
 
@@ -230,8 +231,9 @@ def refit_apex_head(
 
     The loop trains the segmentation network with the apex head frozen (spraycv.training.
     loop), so after fine-tuning the head reads features it was never trained on, and its
-    peaks, which pose every plume, drift: on an unseen camera the masks got better while
-    the angles got worse (docs/experiments.md, row 19). Here the head, from its own weights,
+    peaks, which pose every plume, can drift (docs/experiments.md, row 19: a fine-tuned
+    model read an unseen camera's masks better and its angles worse, and a new head
+    was the suspect). Here the head, from its own weights,
     trains on the fine-tuned features of `samples` (and their mirrors) against the apexes
     of their label masks. Returns the number of views used (0: no apex head, unchanged).
     """
