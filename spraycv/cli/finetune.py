@@ -60,7 +60,7 @@ def finetune(
     """
     from spraycv.config.loader import load_config
     from spraycv.training.finetune import finetune as run_finetune
-    from spraycv.training.finetune import format_table
+    from spraycv.training.finetune import format_table, worse_warning
 
     exclusive = (("--holdout", holdout, "--holdout-fraction", holdout_fraction),)
     exclusive += (("--epochs", epochs, "--steps", steps),)
@@ -91,4 +91,7 @@ def finetune(
         + (f"; apex head re-fitted on {counts['apex_views']} views" if counts["apex_views"] else "")
     )
     typer.echo(format_table(result.before, result.after))
+    warning = worse_warning(result.before, result.after)
+    if warning:
+        typer.echo(warning, err=True)
     typer.echo(f"weights: {result.weights}")

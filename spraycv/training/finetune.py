@@ -120,6 +120,21 @@ def format_table(before: dict[str, float], after: dict[str, float]) -> str:
     return "\n".join(lines)
 
 
+WORSE_IOU = 0.02  # a fine-tuned model this much below the start model's held-out IoU is worse
+
+
+def worse_warning(before: dict[str, float], after: dict[str, float]) -> str | None:
+    """A one-line warning when the fine-tuned model reads the held-out images worse than
+    the start model (mask IoU down by more than WORSE_IOU), else None."""
+    b, a = before.get("iou", math.nan), after.get("iou", math.nan)
+    if not (math.isfinite(a) and math.isfinite(b)) or a >= b - WORSE_IOU:
+        return None
+    return (
+        f"warning: the fine-tuned model reads your held-out images worse (mask IoU "
+        f"{b:.3f} -> {a:.3f}); keep the start model, or give more images or steps"
+    )
+
+
 def load_user_data(cfg: FinetuneConfig) -> tuple[list[Sample], list[Sample], str]:
     """(train, held-out, how the held-out set was made) from the user's labelled images."""
     if cfg.data is None:

@@ -20,7 +20,7 @@ from spraycv.config.render import RenderConfig
 from spraycv.data.sample import DataError, Sample
 from spraycv.paths import default_weights
 from spraycv.training.checkpoint import load_checkpoint, read_sidecar
-from spraycv.training.finetune import format_table, make_train_config
+from spraycv.training.finetune import format_table, make_train_config, worse_warning
 from spraycv.training.finetune_data import (
     SYNTHETIC_PREFIX,
     mix_samples,
@@ -171,6 +171,22 @@ def test_table_shows_missing_angles_as_na():
     assert "held-out (3 images)" in table
     assert "+0.250" in table
     assert "n/a" in table.splitlines()[2]
+
+
+@pytest.mark.parametrize(
+    ("iou_before", "iou_after", "warned"),
+    [
+        (0.955, 0.607, True),  # a few images, few steps: the masks got worse
+        (0.80, 0.79, False),  # within WORSE_IOU: noise on a small held-out set
+        (0.77, 0.85, False),
+        (math.nan, 0.5, False),  # nothing to compare
+    ],
+)
+def test_a_worse_fine_tune_is_said(iou_before: float, iou_after: float, warned: bool):
+    warning = worse_warning({"iou": iou_before}, {"iou": iou_after})
+    assert (warning is not None) == warned
+    if warned:
+        assert f"{iou_before:.3f} -> {iou_after:.3f}" in warning and "\n" not in warning
 
 
 # --- CLI errors ----------------------------------------------------------------------------
