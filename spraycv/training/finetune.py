@@ -120,18 +120,23 @@ def format_table(before: dict[str, float], after: dict[str, float]) -> str:
     return "\n".join(lines)
 
 
-WORSE_IOU = 0.02  # a fine-tuned model this much below the start model's held-out IoU is worse
+WORSE_BY = {"iou": 0.02, "angle_mae_deg": 0.5}  # a change past these, the wrong way, is worse
+# (row 19's fine-tune read the masks better and the angles worse: either one counts)
 
 
 def worse_warning(before: dict[str, float], after: dict[str, float]) -> str | None:
-    """A one-line warning when the fine-tuned model reads the held-out images worse than
-    the start model (mask IoU down by more than WORSE_IOU), else None."""
-    b, a = before.get("iou", math.nan), after.get("iou", math.nan)
-    if not (math.isfinite(a) and math.isfinite(b)) or a >= b - WORSE_IOU:
+    """A one-line warning naming each held-out figure of WORSE_BY that the fine-tuned model
+    made worse than the start model by more than its tolerance, else None."""
+    worse = []
+    for key, label, fmt, better in TABLE_ROWS:
+        b, a = before.get(key, math.nan), after.get(key, math.nan)
+        if key in WORSE_BY and math.isfinite(a - b) and better * (a - b) < -WORSE_BY[key]:
+            worse.append(f"{label} {fmt.format(b)} -> {fmt.format(a)}")
+    if not worse:
         return None
     return (
-        f"warning: the fine-tuned model reads your held-out images worse (mask IoU "
-        f"{b:.3f} -> {a:.3f}); keep the start model, or give more images or steps"
+        f"warning: the fine-tuned model reads your held-out images worse ({', '.join(worse)}); "
+        "keep the start model, or give more images or steps"
     )
 
 

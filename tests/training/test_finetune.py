@@ -174,19 +174,24 @@ def test_table_shows_missing_angles_as_na():
 
 
 @pytest.mark.parametrize(
-    ("iou_before", "iou_after", "warned"),
+    ("before", "after", "named"),
     [
-        (0.955, 0.607, True),  # a few images, few steps: the masks got worse
-        (0.80, 0.79, False),  # within WORSE_IOU: noise on a small held-out set
-        (0.77, 0.85, False),
-        (math.nan, 0.5, False),  # nothing to compare
+        ((0.955, 0.23), (0.607, 0.08), ["mask IoU 0.955 -> 0.607"]),  # few images, few steps
+        ((0.74, 6.18), (0.84, 7.87), ["angle MAE (deg) 6.18 -> 7.87"]),  # row 19: angles worse
+        ((0.90, 2.0), (0.80, 3.0), ["mask IoU 0.900 -> 0.800", "angle MAE (deg) 2.00 -> 3.00"]),
+        ((0.80, 2.0), (0.79, 2.4), []),  # within the tolerances: noise on a small held-out set
+        ((0.77, 9.97), (0.85, 5.47), []),
+        ((math.nan, math.nan), (0.5, 3.0), []),  # nothing to compare
     ],
 )
-def test_a_worse_fine_tune_is_said(iou_before: float, iou_after: float, warned: bool):
-    warning = worse_warning({"iou": iou_before}, {"iou": iou_after})
-    assert (warning is not None) == warned
-    if warned:
-        assert f"{iou_before:.3f} -> {iou_after:.3f}" in warning and "\n" not in warning
+def test_a_worse_fine_tune_is_said(before: tuple, after: tuple, named: list[str]):
+    keys = ("iou", "angle_mae_deg")
+    warning = worse_warning(
+        dict(zip(keys, before, strict=True)), dict(zip(keys, after, strict=True))
+    )
+    assert (warning is not None) == bool(named)
+    if warning is not None:
+        assert all(n in warning for n in named) and "\n" not in warning
 
 
 # --- CLI errors ----------------------------------------------------------------------------
