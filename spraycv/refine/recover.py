@@ -5,13 +5,11 @@ inside its neighbours' spray), and the geometry reads the blob as fewer plumes, 
 crotch between two of them. The apex head still marks each nozzle, and the refiner reads a
 plume from the full-resolution image rather than from the mask. So each peak that no reading
 explains gets a canonical crop at that peak, posed like the frame's reliable plumes (a boom's
-nozzles point the same way), and the refiner reads it as it re-reads any plume, then once
-more from that reading's pose. The reading is kept only when the confidence step trusts it,
-it is a new plume (not one already read), and the mask holds spray on its core; it then
-replaces any reading of the same plume from elsewhere (a crotch), unless another peak's
-reading of it is trusted as much: one reading per nozzle. Frames without a reliable plume
-are left alone: with nothing to pose a crop on, a peak on a lit part would be read as a
-plume (posing it on the mask instead missed fewer nozzles and read more false plumes, row 39).
+nozzles point the same way), and the refiner reads it as it re-reads any plume. The reading
+is kept only when the confidence step trusts it, it is a new plume (not one already read),
+and the mask holds spray on its core; it then replaces any reading of the same plume from
+elsewhere (a crotch): one reading per nozzle. Frames without a reliable plume are left alone: with
+nothing to pose a crop on, a peak on a lit part would be read as a plume.
 """
 
 from __future__ import annotations
@@ -37,8 +35,6 @@ CORE_GRID = (24, 9)  # points along and across the core where the mask is read
 SAME_PLUME_FRAC, SAME_PLUME_MARGIN_DEG = 0.5, 5.0  # a reading from a crotch (same_plume)
 SAME_PLUME_TURN_DEG = 25.0
 SAME_CORE_SHARE = 0.8  # a reading with this share of its core in a recovered plume's wedge
-RECOVER_READS = 2  # a recovered plume is read again from its first reading (up to the
-# refiner's passes each time): val MAE 1.529 -> 1.506, val_std 1.579 -> 1.552 (row 40)
 
 
 def _near(point: np.ndarray, m: ConeMeasurement) -> bool:
@@ -136,31 +132,6 @@ def seed_reading(
     )
 
 
-def _read_at(
-    seed: ConeMeasurement,
-    image: np.ndarray,
-    mask: np.ndarray,
-    readings: Sequence[ConeMeasurement],
-    refiner,
-    assess: Assess,
-    hints: MeasureHints | None,
-) -> ConeMeasurement | None:
-    """The refiner's assessed reading of the plume at `seed`, read again at the pose it
-    found (the seed's pose is a guess, so the first reading can be far off); None when it
-    gives no lines, leads back to a plume already read, is not trusted or has no spray
-    under its core in the mask. The second reading is kept only when it passes the same."""
-    kept = None
-    for _ in range(RECOVER_READS):
-        (read,), (support,) = refiner.refine_with_support(image, [seed], hints)
-        if read is seed or any(_near(np.asarray(read.apex), m) for m in readings):
-            break  # the crop gave no lines, or they lead back to a plume already read
-        read = assess(read, support)
-        if not read.reliable or core_cover(mask, read) < MIN_MASK_COVER:
-            break  # untrusted, or no spray in the mask where it reads a plume
-        kept = seed = read
-    return kept
-
-
 def recover_missed(
     image: np.ndarray,
     mask: np.ndarray,
@@ -190,14 +161,13 @@ def recover_missed(
         body = [m for m in out if m.reliable and in_wedge(point, m, BODY_MARGIN_DEG, BODY_FRACS)]
         if body or any(_near(point, m) for m in out):
             continue  # a reading's apex explains this peak, or it lies in a plume's body
-        read = _read_at(seed_reading(point, reliable, len(out)), image, mask, out, refiner,
-                        assess, hints)  # fmt: skip
-        if read is None:
-            continue
-        rivals = [m for m in out if same_plume(read, m)]
-        if any(m.has(QualityFlag.FROM_APEX_PEAK) and m.confidence >= read.confidence
-               for m in rivals):  # fmt: skip
-            continue  # another peak's reading of this plume is trusted more
+        seed = seed_reading(point, reliable, len(out))
+        (read,), (support,) = refiner.refine_with_support(image, [seed], hints)
+        if read is seed or any(_near(np.asarray(read.apex), m) for m in out):
+            continue  # the crop gave no lines, or they lead back to a plume already read
+        read = assess(read, support)
+        if not read.reliable or core_cover(mask, read) < MIN_MASK_COVER:
+            continue  # untrusted, or no spray in the mask where it reads a plume
         out = [m for m in out if not same_plume(read, m)] + [read]
         recovered += 1
     if not recovered:

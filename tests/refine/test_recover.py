@@ -88,67 +88,16 @@ def test_nothing_is_recovered(image, mask, read, peaks) -> None:
     assert after == before
 
 
-def crotch_reading(flags: tuple[QualityFlag, ...] = (), confidence: float = 0.9):
-    """A reading of the third plume from 40 px down its axis (as from a crotch)."""
-    return ConeMeasurement(
+def test_a_reading_of_the_same_plume_from_elsewhere_is_replaced() -> None:
+    """The geometry read the third plume from 40 px down its axis (as from a crotch)."""
+    crotch = ConeMeasurement(
         index=2, apex=(400.0, 100.0), axis=(0.0, 1.0), length_px=260.0,
         half_angle_left_deg=15.0, half_angle_right_deg=15.0, included_angle_deg=30.0,
-        confidence=confidence, flags=flags,
+        confidence=0.9,
     )  # fmt: skip
-
-
-def test_a_reading_of_the_same_plume_from_elsewhere_is_replaced() -> None:
-    crotch = crotch_reading()
     _, after = recover(BOOM, BOOM, BOOM[:2], PEAKS, [crotch])
     assert len(after) == 3 and all(m.apex != crotch.apex for m in after)
     assert after[2].has(QualityFlag.FROM_APEX_PEAK) and after[2].reliable
-    assert after[2].included_angle_deg == pytest.approx(24.0, abs=0.5)
-
-
-RIVAL_CASES = [  # another reading of the plume: its flags and confidence, whether it stays
-    ("the geometry's, trusted as much", (), 1.0, False),
-    ("another peak's, trusted less", (QualityFlag.FROM_APEX_PEAK,), 0.6, False),
-    ("another peak's, trusted as much", (QualityFlag.FROM_APEX_PEAK,), 1.0, True),
-]
-
-
-@pytest.mark.parametrize(("flags", "confidence", "stays"), [c[1:] for c in RIVAL_CASES],
-                         ids=[c[0] for c in RIVAL_CASES])  # fmt: skip
-def test_one_reading_per_plume_the_more_trusted_peak_s(flags, confidence, stays) -> None:
-    """Two peaks can read one plume (a wide fan reads as a wedge from its far corner too):
-    a recovered reading replaces another peak's only when it is trusted more."""
-    rival = crotch_reading(flags, confidence)
-    _, after = recover(BOOM, BOOM, BOOM[:2], PEAKS, [rival])
-    assert len(after) == 3
-    assert any(m.apex == rival.apex for m in after) is stays
-
-
-class SecondReadFails(Refiner):
-    """The test refiner, whose crops give no lines from the second call on."""
-
-    def __init__(self) -> None:
-        super().__init__(BrightIsSpray())
-        self.calls = 0
-
-    def refine_with_support(self, image, measurements, hints=None):
-        self.calls += 1
-        if self.calls > 1:
-            return list(measurements), [math.nan] * len(measurements)
-        return super().refine_with_support(image, measurements, hints)
-
-
-def test_a_recovered_plume_is_read_again_and_the_first_reading_stays_if_that_fails() -> None:
-    image, mask = as_image(drawn(BOOM)), drawn(BOOM)
-    config = GeometryConfig()
-
-    def judged(m: ConeMeasurement, crop: float = math.nan) -> ConeMeasurement:
-        return assess(m, SHAPE, config, image, PEAKS, crop)
-
-    readings = [judged(m) for m in measure_cones(drawn(BOOM[:2]))]
-    refiner = SecondReadFails()
-    after = recover_missed(image, mask, PEAKS, readings, refiner, judged)
-    assert refiner.calls == 2  # the seed's pose, then the first reading's
-    assert len(after) == 3 and after[2].has(QualityFlag.FROM_APEX_PEAK) and after[2].reliable
     assert after[2].included_angle_deg == pytest.approx(24.0, abs=0.5)
 
 
