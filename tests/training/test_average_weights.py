@@ -1,0 +1,67 @@
+"""scripts/average_weights.py: the mean of checkpoints of one architecture."""
+
+from __future__ import annotations
+
+import importlib.util
+import subprocess
+import sys
+from pathlib import Path
+from types import ModuleType
+
+import pytest
+import torch
+from safetensors.torch import load_file, save_file
+
+REPO = Path(__file__).resolve().parents[2]
+SCRIPT = REPO / "scripts" / "average_weights.py"
+
+
+def load_script() -> ModuleType:
+    spec = importlib.util.spec_from_file_location("average_weights", SCRIPT)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+CASES = [  # states, expected mean (None: an error naming the odd checkpoint)
+    ("floats are averaged", [{"w": torch.tensor([0.0, 2.0])}, {"w": torch.tensor([2.0, 4.0])}],
+     {"w": torch.tensor([1.0, 3.0])}),
+    ("three, fp16 read as fp32", [{"w": torch.tensor([1.0], dtype=torch.float16)},
+     {"w": torch.tensor([2.0])}, {"w": torch.tensor([6.0])}], {"w": torch.tensor([3.0])}),
+    ("integer buffers are the first's", [{"n": torch.tensor(5)}, {"n": torch.tensor(9)}],
+     {"n": torch.tensor(5)}),
+    ("other tensors", [{"w": torch.zeros(1)}, {"v": torch.zeros(1)}], None),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(("states", "expected"), [c[1:] for c in CASES],
+                         ids=[c[0] for c in CASES])  # fmt: skip
+def test_average_state(states, expected) -> None:
+    average_state = load_script().average_state
+    if expected is None:
+        with pytest.raises(ValueError, match="checkpoint 1"):
+            average_state(states)
+        return
+    out = average_state(states)
+    assert out.keys() == expected.keys()
+    for key, value in expected.items():
+        assert torch.equal(out[key], value.to(out[key].dtype))
+
+
+def test_the_script_averages_real_checkpoints(tmp_path: Path) -> None:
+    """The shipped refiner and a copy with every float weight doubled average to 1.5 x."""
+    shipped = REPO / "weights" / "default.refiner.safetensors"
+    doubled = tmp_path / "doubled.safetensors"
+    run = [sys.executable, str(SCRIPT), str(shipped), str(shipped), "--out"]
+    subprocess.run([*run, str(doubled)], check=True, capture_output=True)  # a copy, fp16
+    state = load_file(doubled)
+    save_file({k: v * 2 if v.is_floating_point() else v for k, v in state.items()}, doubled)
+    out = tmp_path / "soup.safetensors"
+    run[3] = str(doubled)
+    done = subprocess.run([*run, str(out)], check=True, capture_output=True, text=True)
+    assert "mean of 2 checkpoints" in done.stdout
+    soup = load_file(out)
+    key = next(k for k, v in state.items() if v.is_floating_point() and v.abs().max() > 0)
+    assert torch.allclose(soup[key].float(), 1.5 * state[key].float(), rtol=2e-3, atol=1e-4)
+    assert out.with_suffix(".json").is_file()
