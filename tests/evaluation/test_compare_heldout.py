@@ -3,28 +3,18 @@
 from __future__ import annotations
 
 import copy
-import importlib.util
 import json
 import subprocess
 import sys
 from pathlib import Path
-from types import ModuleType
 
 import pytest
+from repo_scripts import load_script, script_path
 
-REPO = Path(__file__).resolve().parents[2]
-SCRIPT = REPO / "scripts" / "compare_heldout.py"
-
-
-def load_script() -> ModuleType:
-    spec = importlib.util.spec_from_file_location("compare_heldout", SCRIPT)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+SCRIPT = script_path("compare_heldout")
 
 
-compare = load_script()
+compare = load_script("compare_heldout")
 SHIPPED = {  # the shipped pipeline's figures of 2026-12-01 (S3f), rounded
     "heldout": {"angle_mae_deg": 1.488, "angle_median_deg": 1.058, "angle_p95_deg": 4.125,
                 "iou": 0.9095, "frames_with_missed_frac": 0.0325,

@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-import importlib.util
 import time
 from pathlib import Path
 from types import ModuleType
 
 import pytest
+from repo_scripts import load_script
 
 nbformat = pytest.importorskip("nbformat")
 pytest.importorskip("nbclient")
@@ -19,13 +19,7 @@ TIMEOUT_S = 300  # per cell; the whole notebook takes about 50 s on one CPU thre
 
 
 def load_generator() -> ModuleType:
-    spec = importlib.util.spec_from_file_location(
-        "make_notebook", REPO / "scripts/make_notebook.py"
-    )
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return load_script("make_notebook")
 
 
 def test_saved_notebook_matches_its_generator_and_has_outputs():

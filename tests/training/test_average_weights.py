@@ -2,26 +2,16 @@
 
 from __future__ import annotations
 
-import importlib.util
 import subprocess
 import sys
 from pathlib import Path
-from types import ModuleType
 
 import pytest
 import torch
+from repo_scripts import load_script, script_path
 from safetensors.torch import load_file, save_file
 
-REPO = Path(__file__).resolve().parents[2]
-SCRIPT = REPO / "scripts" / "average_weights.py"
-
-
-def load_script() -> ModuleType:
-    spec = importlib.util.spec_from_file_location("average_weights", SCRIPT)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+SCRIPT = script_path("average_weights")
 
 
 CASES = [  # states, expected mean (None: an error naming the odd checkpoint)
@@ -38,7 +28,7 @@ CASES = [  # states, expected mean (None: an error naming the odd checkpoint)
 @pytest.mark.parametrize(("states", "expected"), [c[1:] for c in CASES],
                          ids=[c[0] for c in CASES])  # fmt: skip
 def test_average_state(states, expected) -> None:
-    average_state = load_script().average_state
+    average_state = load_script("average_weights").average_state
     if expected is None:
         with pytest.raises(ValueError, match="checkpoint 1"):
             average_state(states)
@@ -51,7 +41,7 @@ def test_average_state(states, expected) -> None:
 
 def test_the_script_averages_real_checkpoints(tmp_path: Path) -> None:
     """The shipped refiner and a copy with every float weight doubled average to 1.5 x."""
-    shipped = REPO / "weights" / "default.refiner.safetensors"
+    shipped = SCRIPT.parents[1] / "weights" / "default.refiner.safetensors"
     doubled = tmp_path / "doubled.safetensors"
     run = [sys.executable, str(SCRIPT), str(shipped), str(shipped), "--out"]
     subprocess.run([*run, str(doubled)], check=True, capture_output=True)  # a copy, fp16
