@@ -16,8 +16,13 @@ synth heldout_hard -c configs/render/heldout_hard.yaml --n 200 --seed 1003
 synth heldout_nospray -c configs/render/heldout_nospray.yaml --n 200 --seed 1005
 synth heldout_dim -c configs/render/heldout_dim.yaml --image-format png16 --n 200 --seed 1004
 synth heldout_dim_twins appearance.prob_dyed=0 --n 200 --seed 1004
-synth val -c configs/render/train.yaml --n 300 --seed 2
+# the style mix as it was before the long_exposure style (the figures of earlier rows)
+synth val -c configs/render/train.yaml styles.weights.standard=0.5 \
+  styles.weights.long_exposure=0 --n 300 --seed 2
 synth val_std --n 300 --seed 2006
 synth val_hard -c configs/render/heldout_hard.yaml --n 120 --seed 2003
 synth val_nospray -c configs/render/heldout_nospray.yaml --n 80 --seed 2005
 synth val_dim -c configs/render/heldout_dim.yaml --image-format png16 --n 100 --seed 2004
+synth heldout_long -c configs/render/heldout_long_exposure.yaml --n 200 --seed 1006
+synth heldout_long_twins appearance.prob_dyed=0 --n 200 --seed 1006
+synth val_long -c configs/render/heldout_long_exposure.yaml --n 80 --seed 2007

@@ -31,6 +31,7 @@ STYLES = (
     "hdr",
     "averaged",
     "averaged_dim",
+    "long_exposure",
     "jpeg_heavy",
     "motion_blur",
     "vignetting",
@@ -200,6 +201,7 @@ class StyleConfig(StrictModel):
     prob_mono: float = Field(0.8, ge=0, le=1)  # high-speed cameras are mostly monochrome
     averaged_blur_px_range: Range = (2.0, 6.0)
     averaged_gain_range: Range = (0.2, 0.6)  # faint: spray brightness factor
+    sheet_blur_px_range: Range = (6.0, 16.0)  # long exposure: droplets washed into a sheet
     heavy_jpeg_quality_range: IntRange = (4, 20)
     strong_motion_px_range: Range = (8.0, 30.0)
     strong_vignetting_range: Range = (0.55, 0.9)

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import math
 
+import cv2
 import numpy as np
 
 from spraycv.data.synth.camera import as_three_channels, sensor_8bit, sensor_noise
@@ -22,6 +23,19 @@ def average_density(ctx: StyleContext, dens: np.ndarray) -> np.ndarray:
     sigma = ur(ctx.rng, ctx.cfg.averaged_blur_px_range) * ctx.px
     ctx.params["average_blur_px"] = round(sigma, 3)
     return big_blur(dens, sigma)
+
+
+def sheet_density(ctx: StyleContext, dens: np.ndarray) -> np.ndarray:
+    """Long exposure of a dense spray: droplets and ligaments wash out into a smooth sheet,
+    yet its edge stays crisp (the envelope does not flicker). The density is averaged only
+    over the spraying envelopes (a normalised blur), so the sheet keeps its level up to
+    the edge, and is cut there with an anti-aliased edge: the truth is unchanged."""
+    sigma = ur(ctx.rng, ctx.cfg.sheet_blur_px_range) * ctx.px
+    ctx.params["sheet_blur_px"] = round(sigma, 3)
+    inside = ctx.spraying.astype(np.float32)
+    level = big_blur(dens * inside, sigma) / np.maximum(big_blur(inside, sigma), 1e-3)
+    edge = cv2.GaussianBlur(inside, (0, 0), 0.6 * ctx.px)
+    return (level * edge).astype(np.float32)
 
 
 def dim_sensor(

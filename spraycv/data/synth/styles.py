@@ -28,7 +28,7 @@ import numpy as np
 
 from spraycv.config.loader import merge
 from spraycv.config.render import RenderConfig, StyleConfig
-from spraycv.data.synth.exposure import average_density, dim_sensor, hdr_sensor
+from spraycv.data.synth.exposure import average_density, dim_sensor, hdr_sensor, sheet_density
 from spraycv.data.synth.params import BodyParams, Color, SceneParams, pick, ur
 from spraycv.data.synth.props import (
     paint_brackets,
@@ -116,6 +116,11 @@ def _averaged(scene: SceneParams, rng: np.random.Generator, cfg: StyleConfig) ->
     return replace(scene, streak_px=0.0, spray_gain=gain, camera=cam)
 
 
+def _no_streaks(scene: SceneParams, rng: np.random.Generator, cfg: StyleConfig) -> SceneParams:
+    """A long exposure: no single droplet's streak stands out."""
+    return replace(scene, streak_px=0.0)
+
+
 def _heavy_jpeg(scene: SceneParams, rng: np.random.Generator, cfg: StyleConfig) -> SceneParams:
     lo, hi = cfg.heavy_jpeg_quality_range
     return replace(scene, camera=replace(scene.camera, jpeg_quality=int(rng.integers(lo, hi + 1))))
@@ -160,6 +165,7 @@ EFFECTS: dict[str, Effect] = {
     "under_exposed": Effect(sensor=dim_sensor),
     "high_bit_depth": Effect(scene=_mono, sensor=hdr_sensor),
     "averaged": Effect(scene=_averaged, spray=average_density),
+    "sheet": Effect(scene=_no_streaks, spray=sheet_density),
     "heavy_jpeg": Effect(scene=_heavy_jpeg),
     "strong_motion_blur": Effect(scene=_strong_motion),
     "strong_vignetting": Effect(scene=_strong_vignetting),
@@ -178,6 +184,7 @@ STYLE_EFFECTS: dict[str, tuple[str, ...]] = {
     "hdr": ("high_bit_depth",),
     "averaged": ("averaged",),
     "averaged_dim": ("averaged", "under_exposed"),
+    "long_exposure": ("sheet",),
     "jpeg_heavy": ("heavy_jpeg",),
     "motion_blur": ("strong_motion_blur",),
     "vignetting": ("strong_vignetting",),
