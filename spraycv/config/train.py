@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import Field, field_validator
+from pydantic import Field, field_validator, model_validator
 
 from spraycv.config.architectures import get_architecture
 from spraycv.config.base import StrictModel
@@ -83,9 +83,24 @@ class TrainConfig(StrictModel):
     # fine-tuning: start from this checkpoint's weights (its model must match `model`); a
     # resumed run's saved state wins over it
     init_weights: Path | None = None
+    # fine-tuning a model with an apex head: the weight of a loss that holds the apex
+    # channel to what `init_weights` outputs on the same batch (a frozen copy), so the head
+    # is trained with the decoder and keeps the peaks the geometry was tuned on (a head
+    # retrained afterwards finds apexes as well yet misses more nozzles: experiments rows
+    # 37, 38, 45). None: the head stays frozen
+    apex_distill: float | None = Field(None, gt=0)
     device: Literal["auto", "cpu", "cuda"] = "auto"
     # CPU threads for torch (None: torch's default); 1 avoids thrashing on a shared machine
     threads: int | None = Field(None, ge=1)
+
+    @model_validator(mode="after")
+    def _distill_needs_a_head_to_keep(self) -> TrainConfig:
+        if self.apex_distill is not None and not (self.model.apex_head and self.init_weights):
+            raise ValueError(
+                "apex_distill keeps a trained apex head: it needs model.apex_head: true and "
+                "init_weights (the checkpoint whose head is kept)"
+            )
+        return self
 
     @field_validator("precision", mode="before")
     @classmethod

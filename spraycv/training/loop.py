@@ -25,7 +25,7 @@ from spraycv.training.checkpoint import load_checkpoint, save_checkpoint, unwrap
 from spraycv.training.distributed import DistInfo, any_rank, cleanup, init_distributed
 from spraycv.training.evaluate import angle_errors, validate
 from spraycv.training.logger import RunLogger
-from spraycv.training.losses import DiceBCELoss
+from spraycv.training.losses import DiceBCELoss, apex_distill_loss
 from spraycv.training.precision import autocast, check_precision, grad_scaler
 from spraycv.training.schedule import BudgetProgress, budget_scheduler
 from spraycv.training.state import restore_state, save_state
@@ -101,9 +101,9 @@ def _build_model(
     model = create_model(cfg.model)
     if initial_state is not None:  # fine-tuning: start from trained weights, not from scratch
         model.load_state_dict(initial_state, strict=True)
-    if cfg.model.apex_head:  # trained on its own (spraycv apex-head): frozen here, and DDP
-        for p in model.apex.parameters():  # then has no unused parameters to reduce
-            p.requires_grad_(False)
+    if cfg.model.apex_head and cfg.apex_distill is None:  # trained on its own (spraycv
+        for p in model.apex.parameters():  # apex-head): frozen here, and DDP then has no
+            p.requires_grad_(False)  # unused parameters to reduce
     if cfg.sync_batchnorm and info.enabled and device.type == "cuda":
         model = nn.SyncBatchNorm.convert_sync_batchnorm(model)
     model = model.to(device)
@@ -115,6 +115,19 @@ def _build_model(
     if cfg.compile:
         model = torch.compile(model)
     return model
+
+
+def _apex_teacher(
+    cfg: TrainConfig, device: torch.device, state: Mapping[str, torch.Tensor] | None
+) -> nn.Module | None:
+    """A frozen copy of the starting model whose apex channel the run keeps (cfg.apex_distill)."""
+    if cfg.apex_distill is None or state is None:
+        return None
+    teacher = create_model(cfg.model)
+    teacher.load_state_dict(state, strict=True)
+    for p in teacher.parameters():
+        p.requires_grad_(False)
+    return teacher.eval().to(device)
 
 
 def train(
@@ -186,6 +199,7 @@ class _Run:
     io: ModelIO
     run_dir: Path
     loss_fn: nn.Module = field(default_factory=DiceBCELoss)
+    teacher: nn.Module | None = None  # the starting model, for cfg.apex_distill
 
     @staticmethod
     def start(
@@ -220,6 +234,7 @@ class _Run:
             scheduler=_make_scheduler(cfg, optimizer, steps * cfg.epochs),
             scaler=grad_scaler(cfg.precision, device),
             steps_per_epoch=steps, io=io, run_dir=Path(cfg.out_dir) / cfg.name,
+            teacher=_apex_teacher(cfg, device, initial_state),
         )  # fmt: skip
 
     def step(self, images: torch.Tensor, masks: torch.Tensor) -> float:
@@ -232,6 +247,10 @@ class _Run:
         with autocast(cfg.precision, device):
             logits = self.model(images)
         loss = self.loss_fn(logits, masks)
+        if self.teacher is not None:
+            with torch.no_grad(), autocast(cfg.precision, device):
+                kept = self.teacher(images)
+            loss = loss + cfg.apex_distill * apex_distill_loss(logits, kept)
         self.optimizer.zero_grad(set_to_none=True)
         self.scaler.scale(loss).backward()
         if cfg.optim.grad_clip is not None:

@@ -27,3 +27,11 @@ class DiceBCELoss(nn.Module):
         inter = (prob * flat).sum(1)
         dice = (2 * inter + self.eps) / (prob.sum(1) + flat.sum(1) + self.eps)
         return self.bce_weight * bce + self.dice_weight * (1 - dice.mean())
+
+
+def apex_distill_loss(logits: torch.Tensor, teacher_logits: torch.Tensor) -> torch.Tensor:
+    """BCE of the apex channel (1) of `logits` (N, 2, H, W) against the probabilities a
+    frozen teacher gives on the same batch: the student's heatmap kept where it was."""
+    student = logits[:, 1:2].float()
+    target = torch.sigmoid(teacher_logits[:, 1:2].float())
+    return F.binary_cross_entropy_with_logits(student, target)

@@ -10,6 +10,8 @@ from training_helpers import TINY
 
 from spraycv.config.loader import load_config
 from spraycv.config.train import TrainConfig
+from spraycv.io.images import read_image
+from spraycv.runtime.processing import ModelIO, preprocess
 from spraycv.training.checkpoint import CheckpointError, load_checkpoint, save_checkpoint
 from spraycv.training.loop import train
 
@@ -121,3 +123,53 @@ def test_bf16_mixed_trains_on_cpu(wedge_data: Path, tmp_path: Path):
         progress=False,
     )
     assert result.history[0]["train_loss"] > 0
+
+
+def _apex_probabilities(weights: Path, images: torch.Tensor) -> torch.Tensor:
+    model, _ = load_checkpoint(weights)
+    with torch.no_grad():
+        return torch.sigmoid(model.eval()(images)[:, 1])
+
+
+def test_apex_distill_trains_the_head_and_keeps_its_heatmap(wedge_data: Path, tmp_path: Path):
+    """A fine-tune moves the decoder under a frozen apex head, and the heatmap drifts; with
+    `apex_distill` the head trains with the decoder and its heatmap stays closer to where it
+    was (BatchNorm frozen, so that the student and its teacher normalise alike)."""
+    head = ("model.apex_head=true",)
+    first = train(tiny_config(wedge_data, tmp_path, "epochs=1", "name=first", *head), False)
+    # a head whose heatmap depends on the features (a fresh one is nearly flat): a trained
+    # head's stand-in
+    model, sidecar = load_checkpoint(first.best_weights)
+    with torch.no_grad():
+        model.apex.out.weight.mul_(30.0)
+    start_weights = tmp_path / "start.safetensors"
+    save_checkpoint(start_weights, model, sidecar)
+    tune = ("epochs=6", "freeze_batchnorm=true", f"init_weights={start_weights}", *head)
+    frozen = train(tiny_config(wedge_data, tmp_path, "name=frozen", *tune), progress=False)
+    kept = train(tiny_config(wedge_data, tmp_path, "name=kept", "apex_distill=20", *tune), False)
+    last = {"start": start_weights}
+    last.update(
+        {name: r.run_dir / "last.safetensors" for name, r in (("frozen", frozen), ("kept", kept))}
+    )
+    params = {name: load_checkpoint(path)[0].state_dict() for name, path in last.items()}
+    head_keys = [k for k in params["start"] if ".apex." in f".{k}" and k.endswith("weight")]
+    assert head_keys
+    for k in head_keys:
+        torch.testing.assert_close(params["frozen"][k], params["start"][k])
+    assert any(not torch.equal(params["kept"][k], params["start"][k]) for k in head_keys)
+    io = ModelIO.from_sidecar(sidecar)
+    paths = sorted((wedge_data / "images").iterdir())[:8]
+    images = torch.from_numpy(preprocess([read_image(p) for p in paths], io))
+    before = _apex_probabilities(last["start"], images)
+    drift = {
+        name: float((_apex_probabilities(last[name], images) - before).abs().mean())
+        for name in ("frozen", "kept")
+    }
+    assert drift["kept"] < 0.6 * drift["frozen"], drift  # 0.46 x when written
+
+
+def test_apex_distill_needs_a_head_and_a_start() -> None:
+    with pytest.raises(ValueError, match="apex_distill keeps a trained apex head"):
+        load_config(TrainConfig, None, ["apex_distill=1.0", "model.apex_head=true"])
+    with pytest.raises(ValueError, match="apex_distill keeps a trained apex head"):
+        load_config(TrainConfig, None, ["apex_distill=1.0", "init_weights=w.safetensors"])
