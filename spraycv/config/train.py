@@ -22,7 +22,8 @@ class ModelConfig(StrictModel):
     encoder_weights_path: Path | None = None  # local file only; nothing is downloaded
     kwargs: dict[str, Any] = Field(default_factory=dict)  # extra smp arguments
     # an apex heatmap head on the decoder (spraycv.models.apex_head); it is added to a
-    # trained model and trained on its own by `spraycv apex-head`, not by `spraycv train`
+    # trained model and trained on its own by `spraycv apex-head`; `spraycv train` keeps it
+    # frozen, or trains it held to its starting heatmap (TrainConfig.apex_distill)
     apex_head: bool = False
 
     @field_validator("arch")
