@@ -6,13 +6,13 @@ from __future__ import annotations
 from pathlib import Path
 
 import numpy as np
+from repo_scripts import load_script
 
 from spraycv.data.synth.styles import frame_style
 from spraycv.evaluation.heldout import read_records
 from spraycv.geometry import QualityFlag, measure_cones
 from spraycv.geometry.matching import angle_errors, match_to_truth
 from spraycv.io.images import read_image, to_binary_mask
-from tests.repo_scripts import load_script
 
 
 def test_its_true_masks_read_back_as_its_recorded_angles(tmp_path: Path) -> None:
