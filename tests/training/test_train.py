@@ -144,7 +144,13 @@ def test_apex_distill_trains_the_head_and_keeps_its_heatmap(wedge_data: Path, tm
         model.apex.out.weight.mul_(30.0)
     start_weights = tmp_path / "start.safetensors"
     save_checkpoint(start_weights, model, sidecar)
-    tune = ("epochs=6", "freeze_batchnorm=true", f"init_weights={start_weights}", *head)
+    tune = (
+        "epochs=6",
+        "optim.lr=0.002",
+        "freeze_batchnorm=true",
+        f"init_weights={start_weights}",
+        *head,
+    )
     frozen = train(tiny_config(wedge_data, tmp_path, "name=frozen", *tune), progress=False)
     kept = train(tiny_config(wedge_data, tmp_path, "name=kept", "apex_distill=20", *tune), False)
     last = {"start": start_weights}
@@ -165,7 +171,8 @@ def test_apex_distill_trains_the_head_and_keeps_its_heatmap(wedge_data: Path, tm
         name: float((_apex_probabilities(last[name], images) - before).abs().mean())
         for name in ("frozen", "kept")
     }
-    assert drift["kept"] < 0.6 * drift["frozen"], drift  # 0.46 x when written
+    # 0.44 x at 1 and at 2 threads when written; Adam's steps at a large lr would swamp it
+    assert drift["kept"] < 0.6 * drift["frozen"], drift
 
 
 def test_apex_distill_needs_a_head_and_a_start() -> None:
