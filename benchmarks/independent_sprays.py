@@ -17,13 +17,13 @@ from __future__ import annotations
 import argparse
 import json
 import math
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
 import cv2
 import numpy as np
 
-STYLES = ("droplets_bright", "droplets_dark", "smooth_sheet", "sheet_breakup")
 SIZE = 512
 
 
@@ -107,20 +107,31 @@ def droplets(cones: list[Cone], rng: np.random.Generator, start: float = 0.0) ->
     return np.clip(cv2.resize(layer, (SIZE, SIZE), interpolation=cv2.INTER_AREA), 0, 1)
 
 
-def spray_density(style: str, cones: list[Cone], rng: np.random.Generator) -> np.ndarray:
-    """(H, W) float32 in [0, 1]: how much spray covers each pixel in a style."""
-    if style == "smooth_sheet":
-        fade = np.ones((SIZE, SIZE), np.float32)
-        for c in cones:  # long exposures: dense near the orifice, thinner further out
-            yy, xx = np.mgrid[0:SIZE, 0:SIZE].astype(np.float32)
-            s = (xx - c.apex[0]) * c.axis[0] + (yy - c.apex[1]) * c.axis[1]
-            fade = np.minimum(fade, np.clip(1.1 - 0.6 * s / c.length, 0.3, 1))
-        return cone_mask(cones) * fade * rng.uniform(0.5, 1.0)
-    if style == "sheet_breakup":
-        breakup = rng.uniform(0.15, 0.4)
-        return np.maximum(cone_mask(cones, breakup) * rng.uniform(0.6, 1.0),
-                          droplets(cones, rng, start=breakup))  # fmt: skip
-    return droplets(cones, rng)
+def smooth_sheet(cones: list[Cone], rng: np.random.Generator) -> np.ndarray:
+    """A long exposure: a smooth sheet, dense near the orifice and thinner further out."""
+    yy, xx = np.mgrid[0:SIZE, 0:SIZE].astype(np.float32)
+    fade = np.ones((SIZE, SIZE), np.float32)
+    for c in cones:
+        s = (xx - c.apex[0]) * c.axis[0] + (yy - c.apex[1]) * c.axis[1]
+        fade = np.minimum(fade, np.clip(1.1 - 0.6 * s / c.length, 0.3, 1))
+    return cone_mask(cones) * fade * rng.uniform(0.5, 1.0)
+
+
+def sheet_breakup(cones: list[Cone], rng: np.random.Generator) -> np.ndarray:
+    """A smooth sheet near the orifice that breaks up into droplets further out."""
+    breakup = rng.uniform(0.15, 0.4)
+    sheet = cone_mask(cones, breakup) * rng.uniform(0.6, 1.0)
+    return np.maximum(sheet, droplets(cones, rng, start=breakup))
+
+
+# each look's spray: (H, W) float32 in [0, 1], how much spray covers each pixel
+SPRAY: dict[str, Callable[[list[Cone], np.random.Generator], np.ndarray]] = {
+    "droplets_bright": droplets,
+    "droplets_dark": droplets,
+    "smooth_sheet": smooth_sheet,
+    "sheet_breakup": sheet_breakup,
+}
+STYLES = tuple(SPRAY)
 
 
 def backdrop(dark: bool, rng: np.random.Generator) -> np.ndarray:
@@ -149,7 +160,7 @@ def draw(style: str, rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray, 
     dark = style != "droplets_dark" and rng.random() < 0.8
     image = backdrop(dark, rng)
     tone = rng.uniform(170, 250) if dark else rng.uniform(10, 70)
-    density = spray_density(style, cones, rng)
+    density = SPRAY[style](cones, rng)
     image = image * (1 - density) + tone * density
     hardware(image, cones, rng)
     image = cv2.GaussianBlur(image, (0, 0), rng.uniform(0.5, 1.2))

@@ -250,12 +250,13 @@ def refit_apex_head(
     """Re-fit the apex head of a fine-tuned model to its new decoder features.
 
     The loop trains the segmentation network with the apex head frozen (spraycv.training.
-    loop), so after fine-tuning the head reads features it was never trained on, and its
-    peaks, which pose every plume, can drift (docs/experiments.md, row 19: a fine-tuned
-    model read an unseen camera's masks better and its angles worse, and a new head was
-    the suspect). Here the head, from its own weights, trains on the fine-tuned features
-    of `samples` (and their mirrors) against the apexes of their label masks. Returns the
-    number of views used (0: no apex head, unchanged).
+    loop, unless `apex_distill` is set), so after fine-tuning the head reads features it
+    was never trained on, and its peaks, which pose every plume, can drift
+    (docs/experiments.md, row 19: a fine-tuned model read an unseen camera's masks better
+    and its angles worse, and a new head was the suspect). Here the head, from its own
+    weights, trains on the fine-tuned features of `samples` (and their mirrors) against the
+    apexes of their label masks. Returns the number of views used (0: no apex head,
+    unchanged).
     """
     if not isinstance(model, WithApexHead) or not samples:
         return 0
