@@ -16,12 +16,18 @@ from torch import nn
 from torch.utils.data import DataLoader, DistributedSampler
 from tqdm import tqdm
 
+from spraycv.config.apex_head import ApexHeadConfig
 from spraycv.config.loader import dump_config
 from spraycv.config.train import ModelConfig, TrainConfig
 from spraycv.models.registry import count_parameters, create_model
 from spraycv.runtime.processing import ModelIO
 from spraycv.training import data as run_data
-from spraycv.training.checkpoint import load_checkpoint, save_checkpoint, unwrap
+from spraycv.training.checkpoint import (
+    load_checkpoint,
+    read_sidecar,
+    save_checkpoint,
+    unwrap,
+)
 from spraycv.training.distributed import DistInfo, any_rank, cleanup, init_distributed
 from spraycv.training.evaluate import angle_errors, validate
 from spraycv.training.logger import RunLogger
@@ -65,6 +71,19 @@ def freeze_batchnorm(model: nn.Module) -> None:
     for module in model.modules():
         if isinstance(module, nn.modules.batchnorm._BatchNorm):
             module.eval()
+
+
+def head_threshold(cfg: TrainConfig) -> float | None:
+    """The apex-peak threshold the run's checkpoints carry, so that inference reads their
+    head: the starting model's (its head was tuned to it), or the apex-head default; None
+    for a model without a head."""
+    if not cfg.model.apex_head:
+        return None
+    if cfg.init_weights is not None:
+        meta = read_sidecar(Path(cfg.init_weights))
+        if meta.get("apex_threshold") is not None:
+            return float(meta["apex_threshold"])
+    return ApexHeadConfig.model_fields["threshold"].default
 
 
 def start_weights(cfg: TrainConfig) -> dict[str, torch.Tensor]:
@@ -227,7 +246,7 @@ class _Run:
         data = cfg.data
         io = ModelIO(
             tuple(data.input_size), tuple(data.mean), tuple(data.std), cfg.threshold,
-            exposure=data.exposure,
+            apex_threshold=head_threshold(cfg), exposure=data.exposure,
         )  # fmt: skip
         return _Run(
             cfg, info, device, splits, loader, val_loader, model, optimizer,

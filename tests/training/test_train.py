@@ -8,11 +8,17 @@ import pytest
 import torch
 from training_helpers import TINY
 
+from spraycv.config.apex_head import ApexHeadConfig
 from spraycv.config.loader import load_config
 from spraycv.config.train import TrainConfig
 from spraycv.io.images import read_image
 from spraycv.runtime.processing import ModelIO, preprocess
-from spraycv.training.checkpoint import CheckpointError, load_checkpoint, save_checkpoint
+from spraycv.training.checkpoint import (
+    CheckpointError,
+    load_checkpoint,
+    read_sidecar,
+    save_checkpoint,
+)
 from spraycv.training.loop import train
 
 
@@ -173,6 +179,26 @@ def test_apex_distill_trains_the_head_and_keeps_its_heatmap(wedge_data: Path, tm
     }
     # 0.44 x at 1 and at 2 threads when written; Adam's steps at a large lr would swamp it
     assert drift["kept"] < 0.6 * drift["frozen"], drift
+
+
+def test_a_model_with_a_head_keeps_its_apex_threshold(wedge_data: Path, tmp_path: Path):
+    """Checkpoints of a model with an apex head carry the peak threshold that inference
+    needs to read the head: the starting model's when fine-tuned, the default otherwise; a
+    model without a head carries none."""
+    head = ("epochs=1", "model.apex_head=true")
+    plain = train(tiny_config(wedge_data, tmp_path, "epochs=1", "name=plain"), False)
+    first = train(tiny_config(wedge_data, tmp_path, "name=first", *head), False)
+    assert "apex_threshold" not in read_sidecar(plain.best_weights)
+    assert read_sidecar(first.best_weights)["apex_threshold"] == ApexHeadConfig().threshold
+    model, sidecar = load_checkpoint(first.best_weights)
+    start = save_checkpoint(
+        tmp_path / "start.safetensors", model, {**sidecar, "apex_threshold": 0.35}
+    )
+    tuned = train(
+        tiny_config(wedge_data, tmp_path, "name=tuned", f"init_weights={start}", *head), False
+    )
+    for name in ("best.json", "last.json"):
+        assert json.loads((tuned.run_dir / name).read_text())["apex_threshold"] == 0.35
 
 
 def test_apex_distill_needs_a_head_and_a_start() -> None:
