@@ -39,6 +39,7 @@ class Segmented:
 
     mask: np.ndarray
     apexes: np.ndarray | None
+    apex_strength: np.ndarray | None
 
 
 class Replay:
@@ -87,7 +88,7 @@ def main() -> None:
     outputs = {}
     for _, image, _ in frames:
         (seg,) = base.segmenter.segment([image])
-        outputs[id(image)] = Segmented(seg.mask, seg.apexes)
+        outputs[id(image)] = Segmented(seg.mask, seg.apexes, seg.apex_strength)
     base = replace(base, segmenter=Replay(outputs))
     print(f"{args.data}, first {len(frames)} frames, weights {args.weights or 'shipped'}")
     print("| variant | seconds | " + " | ".join(SHOWN) + " |")

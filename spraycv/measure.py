@@ -48,21 +48,27 @@ class FileResult:
     notes: list[str] = field(default_factory=list)  # how an ambiguous file was read, and why
 
 
-def segment_image(segmenter: Segmenter, image: np.ndarray) -> tuple[np.ndarray, np.ndarray | None]:
+def segment_image(
+    segmenter: Segmenter, image: np.ndarray
+) -> tuple[np.ndarray, np.ndarray | None, np.ndarray | None]:
     """The mask and, from a predictor whose model has an apex head, the likely apexes (K, 2)
-    (None from any other segmenter)."""
+    and the head's heat at each (K,) (None, None from any other segmenter)."""
     if getattr(segmenter, "has_apex_head", False):
         (seg,) = segmenter.segment([image])  # type: ignore[attr-defined]
-        return seg.mask, seg.apexes
-    return segmenter(image), None
+        return seg.mask, seg.apexes, getattr(seg, "apex_strength", None)
+    return segmenter(image), None, None
 
 
-def with_apex_prior(hints: MeasureHints | None, apexes: np.ndarray | None) -> MeasureHints | None:
-    """`hints` plus the likely apexes as `apex_prior` (unchanged when there are none)."""
+def with_apex_prior(
+    hints: MeasureHints | None, apexes: np.ndarray | None, strength: np.ndarray | None = None
+) -> MeasureHints | None:
+    """`hints` plus the likely apexes (K, 2) as `apex_prior`, and the head's heat at each
+    (K,) as `apex_prior_strength` where known (unchanged when there are no apexes)."""
     if apexes is None:
         return hints
     prior = [(float(x), float(y)) for x, y in np.asarray(apexes).reshape(-1, 2)]
-    return replace(hints or MeasureHints(), apex_prior=prior)
+    sure = None if strength is None else [float(v) for v in np.asarray(strength).ravel()]
+    return replace(hints or MeasureHints(), apex_prior=prior, apex_prior_strength=sure)
 
 
 @dataclass(frozen=True)
@@ -96,20 +102,29 @@ class Measurer:
 
     def __call__(self, image: np.ndarray) -> Reading:
         """Read one (H, W, 3) uint8 BGR or (H, W) uint8 image."""
-        mask, apexes = segment_image(self.segmenter, image)
-        return self.read_mask(mask, apexes, image)
+        mask, apexes, strength = segment_image(self.segmenter, image)
+        return self.read_mask(mask, apexes, image, strength)
 
     def read_mask(
-        self, mask: np.ndarray, apexes: np.ndarray | None = None, image: np.ndarray | None = None
+        self,
+        mask: np.ndarray,
+        apexes: np.ndarray | None = None,
+        image: np.ndarray | None = None,
+        strength: np.ndarray | None = None,
     ) -> Reading:
-        """Measure a mask already segmented (the refiner needs the image it came from)."""
-        return self.finish_reading(mask, apexes, image, self.coarse_readings(mask, apexes))
+        """Measure a mask already segmented (the refiner needs the image it came from;
+        `strength`: the apex head's heat at each apex, where known)."""
+        coarse = self.coarse_readings(mask, apexes, strength)
+        return self.finish_reading(mask, apexes, image, coarse)
 
     def coarse_readings(
-        self, mask: np.ndarray, apexes: np.ndarray | None = None
+        self,
+        mask: np.ndarray,
+        apexes: np.ndarray | None = None,
+        strength: np.ndarray | None = None,
     ) -> list[ConeMeasurement]:
         """The geometry's readings of a mask, before refinement and confidence."""
-        hints = with_apex_prior(self.hints, apexes)
+        hints = with_apex_prior(self.hints, apexes, strength)
         return measure_cones(mask, hints=hints, config=self.config or GeometryConfig())
 
     def finish_reading(

@@ -95,6 +95,11 @@ class GeometryConfig(StrictModel):
     apex_prior_px: float = Field(10.0, ge=0.0)
     apex_prior_tol_px: float = Field(12.0, gt=0.0)
     apex_prior_tol_frac: float = Field(0.15, ge=0.0, le=1.0)
+    # A likely apex that a reading leaves unexplained costs apex_prior_px times its strength
+    # (MeasureHints.apex_prior_strength) over this one, at most once: the apex head's peaks
+    # at real nozzles mostly reach 0.6-0.95, its stray ones at far corners of plumes and on
+    # fixtures 0.2-0.55 (docs/experiments.md, row 51).
+    apex_prior_full_strength: float = Field(0.6, gt=0.0, le=1.0)
 
     @model_validator(mode="after")
     def _search_band_ordered(self) -> GeometryConfig:

@@ -38,10 +38,10 @@ class ReadContext:
 
 
 def likely_apexes(hints: MeasureHints, cfg: GeometryConfig) -> LikelyApexes | None:
-    """The hints' apex prior (e.g. a model's apex-head peaks) with the config's tolerances;
-    None where there is no prior."""
-    points = hints.prior_array()
-    if points is None:
+    """The hints' apex prior (e.g. a model's apex-head peaks) with the config's tolerances
+    and each one's weight; None where there is no prior."""
+    points, strength = hints.prior_array(), hints.prior_strength()
+    if points is None or strength is None:
         return None
     return LikelyApexes(
         points,
@@ -49,4 +49,5 @@ def likely_apexes(hints: MeasureHints, cfg: GeometryConfig) -> LikelyApexes | No
         tol_px=cfg.apex_prior_tol_px,
         tol_frac=cfg.apex_prior_tol_frac,
         reach_px=cfg.hint_apex_tol_px,
+        weights=np.minimum(strength / cfg.apex_prior_full_strength, 1.0),
     )

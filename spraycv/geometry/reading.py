@@ -35,7 +35,7 @@ from spraycv.geometry.candidates import (
 from spraycv.geometry.checks import explained_fraction, sizeable, tip_ok
 from spraycv.geometry.context import ReadContext
 from spraycv.geometry.plume import AxisSource, Plume, straightness
-from spraycv.geometry.search import Candidate, LikelyApexes, search_wedge
+from spraycv.geometry.search import Candidate, LikelyApexes, search_wedge, wedge_from
 from spraycv.geometry.tuning import TUNING
 
 
@@ -96,34 +96,61 @@ def agree_with_likely(
     ctx: ReadContext,
 ) -> BlobReading:
     """Of the outline's reading, the single wedge (scored by its fit alone: the likely
-    apexes now weigh in instead of the search's tie-breaks) and the plumes at the likely
-    apexes (two or more, and only where that finds more plumes), the reading whose score
-    plus likely.penalty_px per likely apex it leaves unexplained is lowest; the outline's
-    reading where no likely apex lies on the blob, or none ranks finite. A plume without a
-    likely apex costs nothing: the head may have missed it."""
+    apexes now weigh in instead of the search's tie-breaks), where the outline reads one
+    plume the plumes read from the likely apexes it leaves unexplained (`singles_at_likely`),
+    and the plumes at the likely apexes (two or more, and only where that finds more
+    plumes), the reading whose score plus likely.penalty_px per likely apex it leaves
+    unexplained, weighted by how sure the head is of each, is lowest; the outline's reading
+    where no likely apex lies on the blob, or none ranks finite. A plume without a likely
+    apex costs nothing: the head may have missed it."""
     pts = likely_on_outline(blob, likely)
     if len(pts) == 0:
         return outline
     candidates = [outline]
     if wedge is not None:
         candidates.append(BlobReading.of((wedge.plume,)))
+    if len(outline.plumes) == 1:  # one plume, perhaps read from a far corner
+        on_outline = likely.on_outline(blob.pts)
+        missed = on_outline[unexplained_by(outline, on_outline, likely)]
+        candidates += singles_at_likely(blob, missed, ctx)
     at_likely = read_at_likely(blob, likely, ctx.opts, pts)
     if at_likely is not None and len(at_likely.plumes) > len(outline.plumes):
         candidates.append(at_likely)
     return choose(candidates, lambda r: rank_with_likely(r, pts, likely))
 
 
-def rank_with_likely(reading: BlobReading, pts: np.ndarray, likely: LikelyApexes) -> float:
-    """The reading's score plus likely.penalty_px per likely apex pts (K, 2) with no plume
-    apex within max(likely.tol_px, likely.tol_frac * median plume length); inf for a
-    reading without plumes or with an infinite score."""
+def singles_at_likely(blob: Blob, pts: np.ndarray, ctx: ReadContext) -> list[BlobReading]:
+    """The blob read as one plume from each likely apex of pts (K, 2), by a wedge search
+    started there (scored by its fit alone): a wide plume's blunt apex, or one that a fixture
+    merged into the blob hides inside the hull, which the hull-corner search misses."""
+    readings = []
+    for point in pts:
+        wedge = single_wedge(blob, wedge_from(blob, point, ctx.cfg, ctx.shape), ctx.opts)
+        if wedge is not None:
+            readings.append(BlobReading.of((wedge.plume,)))
+    return readings
+
+
+def unexplained_by(reading: BlobReading, pts: np.ndarray, likely: LikelyApexes) -> np.ndarray:
+    """(K,) bool: which likely apexes pts (K, 2) have no plume apex of the reading within
+    max(likely.tol_px, likely.tol_frac * median plume length) (all, for no plumes)."""
     apexes = np.array([p.apex for p in reading.plumes]).reshape(-1, 2)
-    if not math.isfinite(reading.score) or len(apexes) == 0:
-        return math.inf
+    if len(apexes) == 0 or len(pts) == 0:
+        return np.ones(len(pts), dtype=bool)
     lengths = [p.fit.length for p in reading.plumes if p.fit is not None]
     tol = max(likely.tol_px, likely.tol_frac * float(np.median(lengths or [0.0])))
     d = np.hypot(*(apexes[:, None, :] - pts[None, :, :]).transpose(2, 0, 1))
-    return reading.score + likely.penalty_px * int((d.min(axis=0) > tol).sum())
+    return d.min(axis=0) > tol
+
+
+def rank_with_likely(reading: BlobReading, pts: np.ndarray, likely: LikelyApexes) -> float:
+    """The reading's score plus likely.penalty_px per likely apex pts (K, 2) it leaves
+    unexplained (`unexplained_by`), weighted by how sure each one is; inf for a reading
+    without plumes or with an infinite score."""
+    if not math.isfinite(reading.score) or not reading.plumes:
+        return math.inf
+    missed = unexplained_by(reading, pts, likely)
+    return reading.score + likely.penalty_px * float(likely.weight_of(pts)[missed].sum())
 
 
 def read_along_axis(blob: Blob, u: np.ndarray, source: AxisSource, ctx: ReadContext) -> BlobReading:

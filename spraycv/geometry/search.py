@@ -32,7 +32,8 @@ class LikelyApexes:
     ranked `penalty_px` worse, but only where some candidate of the plume is near one: a
     plume whose apex the detector missed is searched as without them. `reach_px`: how far
     from an outline a point still belongs to it (a model mask's tip often stops short of
-    the nozzle).
+    the nozzle). `weights` (K,) in [0, 1]: how much each point counts (its strength over
+    the full strength, at most 1); None: every one fully.
     """
 
     points: np.ndarray
@@ -40,6 +41,14 @@ class LikelyApexes:
     tol_px: float
     tol_frac: float
     reach_px: float
+    weights: np.ndarray | None = None
+
+    def weight_of(self, pts: np.ndarray) -> np.ndarray:
+        """(K',) weights of pts (K', 2), a subset of the points (the nearest one's)."""
+        if self.weights is None or len(pts) == 0:
+            return np.ones(len(pts))
+        d = np.hypot(*(pts[:, None, :] - self.points[None, :, :]).transpose(2, 0, 1))
+        return self.weights[d.argmin(axis=1)]
 
     def on_outline(self, outline: np.ndarray) -> np.ndarray:
         """The points (K', 2) within reach_px of an outline (N, 2)."""
@@ -337,13 +346,42 @@ def search_wedge(
     candidates and is left out of the returned score.
     """
     corners, axes = _starts(blob)
-    if len(corners) == 0:
+    return best_wedge(blob, corners, axes, cfg, shape, likely)
+
+
+def wedge_from(
+    blob: Blob, point: np.ndarray, cfg: GeometryConfig, shape: tuple[int, int]
+) -> Candidate | None:
+    """The straightest wedge whose search starts at `point` (2,), e.g. a likely apex that
+    is no hull corner (a fixture merged into the plume hides it inside the hull), or one
+    whose blunt corner loses to a far corner: the search starts along TUNING.point_starts
+    directions and towards the centroid, and ranks as `search_wedge` does."""
+    turns = np.linspace(0.0, 2.0 * math.pi, TUNING.point_starts, endpoint=False)
+    axes = np.stack([np.sin(turns), np.cos(turns)], axis=1)  # the first one points down
+    inward = blob.centroid - point
+    if float(np.hypot(*inward)) > 1e-6:
+        axes = np.concatenate([axes, inward[None, :]])
+    starts = np.repeat(np.asarray(point, dtype=np.float64)[None, :], len(axes), axis=0)
+    return best_wedge(blob, starts, axes, cfg, shape)
+
+
+def best_wedge(
+    blob: Blob,
+    starts: np.ndarray,
+    axes: np.ndarray,
+    cfg: GeometryConfig,
+    shape: tuple[int, int],
+    likely: LikelyApexes | None = None,
+) -> Candidate | None:
+    """The best wedge of a search from starting apexes (C, 2) along axes (C, 2), ranked by
+    straightness and the tie-breaks of `search_wedge`."""
+    if len(starts) == 0:
         return None
     pts = blob.fit_pts[:: TUNING.outline_stride]
     apex, u, rms, cnt, inc = batch_wedges(
         pts,
         blob.hull,
-        corners,
+        starts,
         axes,
         cfg.search_band,
         cfg.band.min_start_px,

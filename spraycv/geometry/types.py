@@ -69,6 +69,9 @@ class MeasureHints:
     nozzle_spacing_mm: spacing along the boom, enables the overlap (needs the height too).
     apex_prior: likely apex positions, e.g. from a model's apex head: unlike `apex`, they
         force nothing; they only rank a plume's candidate apexes (GeometryConfig.apex_prior_px).
+    apex_prior_strength: how sure the source is of each likely apex, in [0, 1] (the head's
+        heat at its peak); a weak one weighs less (GeometryConfig.apex_prior_full_strength).
+        None: every one counts fully.
     """
 
     apex: Point | Sequence[Point] | None = None
@@ -77,6 +80,7 @@ class MeasureHints:
     nozzle_height_mm: float | None = None
     nozzle_spacing_mm: float | None = None
     apex_prior: Sequence[Point] | None = None
+    apex_prior_strength: Sequence[float] | None = None
 
     def apex_list(self) -> list[Point] | None:
         """The hint apexes as a list of (x, y), or None (validates the shape)."""
@@ -100,6 +104,22 @@ class MeasureHints:
             raise ValueError(f"hints.apex_prior must be a list of (x, y); got {self.apex_prior!r}")
         return arr
 
+    def prior_strength(self) -> np.ndarray | None:
+        """How sure each likely apex is, (K,) in [0, 1] (ones where not given), or None
+        without likely apexes (validates: one value per likely apex)."""
+        points = self.prior_array()
+        if points is None:
+            return None
+        if self.apex_prior_strength is None:
+            return np.ones(len(points))
+        arr = np.asarray(list(self.apex_prior_strength), dtype=float).reshape(-1)
+        if len(arr) != len(points) or not np.all((arr >= 0) & (arr <= 1)):
+            raise ValueError(
+                "hints.apex_prior_strength must give one value in [0, 1] per likely apex; got "
+                f"{self.apex_prior_strength!r} for {len(points)}"
+            )
+        return arr
+
     def unit_axis(self) -> Point | None:
         """The hint axis normalised to unit length, or None (rejects a zero vector)."""
         if self.axis is None:
@@ -113,7 +133,7 @@ class MeasureHints:
     def check(self) -> None:
         """Raise ValueError naming the first inconsistent field."""
         self.apex_list()
-        self.prior_array()
+        self.prior_strength()
         self.unit_axis()
         for name in ("mm_per_px", "nozzle_height_mm", "nozzle_spacing_mm"):
             value = getattr(self, name)

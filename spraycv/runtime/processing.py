@@ -144,17 +144,26 @@ def upsampled_mask(
 def apex_points(
     logits: np.ndarray, sizes: Sequence[tuple[int, int]], io: ModelIO
 ) -> list[np.ndarray]:
-    """Peaks of the apex heatmap (channel 1) in full-resolution pixels.
+    """The points of `apex_peaks`: N float arrays (K_i, 2) of (x, y), strongest first."""
+    return [points for points, _ in apex_peaks(logits, sizes, io)]
+
+
+def apex_peaks(
+    logits: np.ndarray, sizes: Sequence[tuple[int, int]], io: ModelIO
+) -> list[tuple[np.ndarray, np.ndarray]]:
+    """Peaks of the apex heatmap (channel 1) in full-resolution pixels, and how sure the head
+    is of each.
 
     Args:
         logits: (N, C, h, w) float logits.
         sizes: N original (H_i, W_i).
     Returns:
-        N float arrays (K_i, 2) of (x, y): local maxima (5 x 5) above `io.apex_threshold`,
-        strongest first; (0, 2) for a model without an apex head.
+        N pairs: points (K_i, 2) of (x, y), local maxima (5 x 5) above `io.apex_threshold`,
+        strongest first, and their heat (K_i,) in (0, 1); (0, 2) and (0,) for a model
+        without an apex head.
     """
     if io.apex_threshold is None or logits.ndim != 4 or logits.shape[1] < 2:
-        return [np.zeros((0, 2)) for _ in sizes]
+        return [(np.zeros((0, 2)), np.zeros(0)) for _ in sizes]
     h, w = logits.shape[2:]
     cut = float(np.log(io.apex_threshold / (1.0 - io.apex_threshold)))
     kernel = np.ones((5, 5), np.uint8)
@@ -163,16 +172,20 @@ def apex_points(
         peak = (heat >= cv2.dilate(heat, kernel)) & (heat > cut)
         ys, xs = np.nonzero(peak)
         order = np.argsort(-heat[ys, xs])
+        ys, xs = ys[order], xs[order]
         # pixel centres, scaled from the network's grid to the image's
-        xy = np.stack([(xs[order] + 0.5) * width / w, (ys[order] + 0.5) * height / h], axis=1)
-        out.append(_merge_close(xy.astype(np.float64), 0.02 * max(height, width)))
+        xy = np.stack([(xs + 0.5) * width / w, (ys + 0.5) * height / h], axis=1)
+        keep = _apart(xy.astype(np.float64), 0.02 * max(height, width))
+        strength = 1.0 / (1.0 + np.exp(-heat[ys, xs].astype(np.float64)))
+        out.append((xy.astype(np.float64)[keep].reshape(-1, 2), strength[keep]))
     return out
 
 
-def _merge_close(points: np.ndarray, radius: float) -> np.ndarray:
-    """Drop points within `radius` of a stronger one (plateaus give twin maxima); (K, 2)."""
-    kept: list[np.ndarray] = []
-    for p in points:
-        if all(np.hypot(*(p - q)) > radius for q in kept):
-            kept.append(p)
-    return np.array(kept).reshape(-1, 2)
+def _apart(points: np.ndarray, radius: float) -> list[int]:
+    """Indices of the points (K, 2), strongest first, with no stronger one within `radius`
+    (plateaus give twin maxima)."""
+    kept: list[int] = []
+    for i, p in enumerate(points):
+        if all(np.hypot(*(p - points[j])) > radius for j in kept):
+            kept.append(i)
+    return kept

@@ -180,8 +180,9 @@ class InferenceWorker(threading.Thread):
             nozzle_spacing_mm=source.nozzle_spacing_mm,
         )
         measurer = Measurer(self.predictor, hints, self.config.geometry, self.refiner)
-        apexes = seg.apexes if self.predictor.has_apex_head else None
-        measurements = measurer.read_mask(mask, apexes, frame.image).measurements
+        head = self.predictor.has_apex_head
+        apexes, strength = (seg.apexes, seg.apex_strength) if head else (None, None)
+        measurements = measurer.read_mask(mask, apexes, frame.image, strength).measurements
         ids = self.trackers[frame.source].assign([m.apex for m in measurements], frame.time)
         nozzles: list[NozzleRecord] = []
         alarms: list[tuple[int, float | None, EventKind]] = []

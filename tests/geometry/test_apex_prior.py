@@ -47,6 +47,28 @@ def test_prior_on_a_real_plume_keeps_its_apex():
     assert got.included_angle_deg == pytest.approx(plain.included_angle_deg, abs=1e-9)
 
 
+@pytest.mark.parametrize(("strong", "weak"), [(k, j) for k in range(3) for j in range(3) if k != j])
+def test_a_strong_likely_apex_outweighs_a_weak_one(triangle: np.ndarray, strong: int, weak: int):
+    """Two corners marked, one surely (a nozzle) and one faintly (the head's stray peak at a
+    far corner): the sure one is the apex, whichever corner the outline alone prefers."""
+    prior = [tuple(CORNERS[strong] + [6.0, -5.0]), tuple(CORNERS[weak] + [-4.0, 5.0])]
+    hints = MeasureHints(apex_prior=prior, apex_prior_strength=[0.9, 0.25])
+    (m,) = measure_cones(triangle, hints)
+    assert np.hypot(*(np.array(m.apex) - CORNERS[strong])) < 3.0
+    assert m.included_angle_deg == pytest.approx(60.0, abs=1.0)
+
+
+@pytest.mark.parametrize(
+    "strength",
+    [[0.9], [0.9, 0.5, 0.2], [1.5, 0.2], [-0.1, 0.5]],
+    ids=["short", "long", "above 1", "below 0"],
+)
+def test_bad_prior_strength_is_refused_with_its_name(strength):
+    hints = MeasureHints(apex_prior=[(10.0, 10.0), (20.0, 20.0)], apex_prior_strength=strength)
+    with pytest.raises(ValueError, match="apex_prior_strength"):
+        measure_cones(np.zeros((50, 50), np.uint8), hints)
+
+
 @pytest.mark.parametrize("bad", [[(1.0, 2.0, 3.0)], [(np.nan, 1.0)], [[1.0]]])
 def test_bad_prior_is_refused_with_its_name(bad):
     with pytest.raises(ValueError, match="apex_prior"):

@@ -6,6 +6,7 @@ import pytest
 
 from spraycv.runtime.processing import (
     ModelIO,
+    apex_peaks,
     apex_points,
     postprocess,
     preprocess,
@@ -66,6 +67,19 @@ def test_apex_points_are_the_heatmap_peaks_in_image_pixels():
     assert {tuple(p) for p in np.round(pts, 3)} == expected
     (mask,) = postprocess(logits, [(128, 192)], io)
     assert mask.sum() == 0  # channel 0 is still the mask
+
+
+def test_apex_peaks_give_the_heat_of_each_peak_strongest_first():
+    io = ModelIO((64, 96), (0.5,) * 3, (0.25,) * 3, apex_threshold=0.3)
+    sure, half = (1 / (1 + np.exp(-_heat([xy])[0, 1])) for xy in ((20.0, 10.0), (70.0, 40.0)))
+    prob = np.maximum(sure, half * 0.5 / 0.95)  # the second bump peaks at 0.5
+    logits = _heat([])
+    logits[0, 1] = np.log(prob / (1 - prob))
+    ((pts, strength),) = apex_peaks(logits, [(128, 192)], io)
+    assert [tuple(p) for p in np.round(pts, 3)] == [(41.0, 21.0), (141.0, 81.0)]
+    np.testing.assert_allclose(strength, [0.95, 0.5], atol=1e-6)
+    (alone,) = apex_points(logits, [(128, 192)], io)
+    np.testing.assert_array_equal(alone, pts)
 
 
 @pytest.mark.parametrize(
