@@ -97,12 +97,12 @@ def agree_with_likely(
 ) -> BlobReading:
     """Of the outline's reading, the single wedge (scored by its fit alone: the likely
     apexes now weigh in instead of the search's tie-breaks), where the outline reads one
-    plume the plumes read from the likely apexes it leaves unexplained (`singles_at_likely`),
-    and the plumes at the likely apexes (two or more, and only where that finds more
-    plumes), the reading whose score plus likely.penalty_px per likely apex it leaves
-    unexplained, weighted by how sure the head is of each, is lowest; the outline's reading
-    where no likely apex lies on the blob, or none ranks finite. A plume without a likely
-    apex costs nothing: the head may have missed it."""
+    plume the plumes read from the sure likely apexes (weight 1) it leaves unexplained
+    (`singles_at_likely`), and the plumes at the likely apexes (two or more, and only where
+    that finds more plumes), the reading whose score plus likely.penalty_px per likely apex
+    it leaves unexplained, weighted by how sure the head is of each, is lowest; the
+    outline's reading where no likely apex lies on the blob, or none ranks finite. A plume
+    without a likely apex costs nothing: the head may have missed it."""
     pts = likely_on_outline(blob, likely)
     if len(pts) == 0:
         return outline
@@ -111,7 +111,8 @@ def agree_with_likely(
         candidates.append(BlobReading.of((wedge.plume,)))
     if len(outline.plumes) == 1:  # one plume, perhaps read from a far corner
         on_outline = likely.on_outline(blob.pts)
-        missed = on_outline[unexplained_by(outline, on_outline, likely)]
+        sure = likely.weight_of(on_outline) >= 1.0  # a stray peak would read a far corner
+        missed = on_outline[unexplained_by(outline, on_outline, likely) & sure]
         candidates += singles_at_likely(blob, missed, ctx)
     at_likely = read_at_likely(blob, likely, ctx.opts, pts)
     if at_likely is not None and len(at_likely.plumes) > len(outline.plumes):

@@ -8,8 +8,10 @@ explains gets a canonical crop at that peak, posed like the frame's reliable plu
 nozzles point the same way), and the refiner reads it as it re-reads any plume. The reading
 is kept only when the confidence step trusts it, it is a new plume (not one already read),
 and the mask holds spray on its core; it then replaces any reading of the same plume from
-elsewhere (a crotch): one reading per nozzle. Frames without a reliable plume are left alone: with
-nothing to pose a crop on, a peak on a lit part would be read as a plume.
+elsewhere (a crotch): one reading per nozzle; but not, where the crop was posed like one
+plume alone, when the mask holds spray just outside one of its sides (read too narrow, like a
+narrower neighbour). Frames without a reliable plume are left alone: with nothing to pose a
+crop on, a peak on a lit part would be read as a plume.
 """
 
 from __future__ import annotations
@@ -32,6 +34,11 @@ MIN_MASK_COVER = 0.2  # share of the recovered plume's core the mask must call s
 # at a nozzle that is off reads its neighbours' overlapping spray, with no mask at its core
 CORE_SHARE, CORE_BAND = 0.7, (0.1, 0.4)  # the core: 0.7 x the narrower half angle, 10-40 % L
 CORE_GRID = (24, 9)  # points along and across the core where the mask is read
+FLANK_DEG, MAX_FLANK_COVER = 8.0, 0.6  # a plume recovered on a crop posed like one plume
+# alone (which may be another kind of nozzle, or a clogged one) whose mask holds spray this
+# far outside a side, on more than this share of that flank, was read too narrow: that side
+# lies inside the spray. Poses from two or more plumes are a boom's, and there a merged
+# neighbour's spray covers the flanks of plumes read right
 SAME_PLUME_FRAC, SAME_PLUME_MARGIN_DEG = 0.5, 5.0  # a reading from a crotch (same_plume)
 SAME_PLUME_TURN_DEG = 25.0
 SAME_CORE_SHARE = 0.8  # a reading with this share of its core in a recovered plume's wedge
@@ -58,6 +65,32 @@ def in_wedge(
     return ahead & (np.degrees(np.arctan2(t, s)) <= widest + margin_deg)
 
 
+def _mask_share(mask: np.ndarray, points: np.ndarray, weight: np.ndarray) -> float:
+    """Weighted share of the image (x, y) points (N, 2) that the (H, W) {0, 1} mask calls
+    spray; points outside the image count as no spray."""
+    x, y = np.rint(points).astype(np.int64).T
+    h, w = mask.shape
+    inside = (x >= 0) & (x < w) & (y >= 0) & (y < h)
+    spray = np.zeros(len(points), dtype=bool)
+    spray[inside] = mask[y[inside], x[inside]] > 0
+    return float(weight[spray].sum() / max(float(weight.sum()), 1e-12))
+
+
+def flank_cover(mask: np.ndarray, m: ConeMeasurement) -> float:
+    """The larger of the shares of `m`'s two flanks (FLANK_DEG outside each side, over
+    CORE_BAND of its length) that the (H, W) {0, 1} mask calls spray: near 0 where both
+    sides are the plume's edges, near 1 where one lies inside a wider plume."""
+    s = np.linspace(*CORE_BAND, CORE_GRID[0]) * m.length_px  # (S,) along the axis
+    u = np.asarray(m.axis, dtype=np.float64)
+    n = normal_left(u)
+    shares = []
+    for half, sign in ((m.half_angle_left_deg, 1.0), (m.half_angle_right_deg, -1.0)):
+        t = sign * s * math.tan(math.radians(min(half + FLANK_DEG, 89.0)))
+        points = np.asarray(m.apex) + s[:, None] * u + t[:, None] * n
+        shares.append(_mask_share(mask, points, np.ones(len(s))))
+    return max(shares)
+
+
 def core_points(m: ConeMeasurement) -> tuple[np.ndarray, np.ndarray]:
     """A fixed grid of points over `m`'s core (CORE_SHARE x its narrower half angle, over
     CORE_BAND of its length), (N, 2) image (x, y), and each one's share of the core's area."""
@@ -75,12 +108,7 @@ def core_cover(mask: np.ndarray, m: ConeMeasurement) -> float:
     """Share of `m`'s core that the (H, W) {0, 1} mask calls spray, read at `core_points`
     (the same cost on a 20-megapixel photo); points outside the image count as no spray."""
     points, area = core_points(m)
-    x, y = np.rint(points).astype(np.int64).T
-    h, w = mask.shape
-    inside = (x >= 0) & (x < w) & (y >= 0) & (y < h)
-    spray = np.zeros(len(points), dtype=bool)
-    spray[inside] = mask[y[inside], x[inside]] > 0
-    return float(area[spray].sum())
+    return _mask_share(mask, points, area)
 
 
 def same_plume(new: ConeMeasurement, m: ConeMeasurement) -> bool:
@@ -168,6 +196,8 @@ def recover_missed(
         read = assess(read, support)
         if not read.reliable or core_cover(mask, read) < MIN_MASK_COVER:
             continue  # untrusted, or no spray in the mask where it reads a plume
+        if len(reliable) == 1 and flank_cover(mask, read) > MAX_FLANK_COVER:
+            continue  # posed like one plume alone, and read too narrow: a side in spray
         out = [m for m in out if not same_plume(read, m)] + [read]
         recovered += 1
     if not recovered:

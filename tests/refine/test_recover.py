@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import math
 
 import numpy as np
@@ -13,7 +14,7 @@ from spraycv.geometry import ConeMeasurement, QualityFlag, measure_cones
 from spraycv.geometry.analytic import WedgeSpec, draw_wedge
 from spraycv.geometry.confidence import assess
 from spraycv.geometry.matching import match_to_truth
-from spraycv.refine.recover import core_cover, recover_missed, same_plume
+from spraycv.refine.recover import core_cover, flank_cover, recover_missed, same_plume
 from spraycv.refine.stage import Refiner
 
 SHAPE = (512, 512)
@@ -99,6 +100,21 @@ def test_a_reading_of_the_same_plume_from_elsewhere_is_replaced() -> None:
     assert len(after) == 3 and all(m.apex != crotch.apex for m in after)
     assert after[2].has(QualityFlag.FROM_APEX_PEAK) and after[2].reliable
     assert after[2].included_angle_deg == pytest.approx(24.0, abs=0.5)
+
+
+def test_flank_cover_tells_a_plume_read_too_narrow() -> None:
+    """Just outside the sides of a plume read right the mask has no spray; a reading too
+    narrow, or turned, has one side inside the spray (a crop posed like a narrower plume)."""
+    wide = WedgeSpec((250.0, 60.0), 0.0, 40.0, 40.0, 300.0)
+    mask = draw_wedge(SHAPE, wide)
+    (right,) = measure_cones(mask)
+    assert flank_cover(mask, right) == 0.0
+    narrow = dataclasses.replace(
+        right, half_angle_left_deg=25.0, half_angle_right_deg=25.0, included_angle_deg=50.0
+    )
+    turned = dataclasses.replace(right, axis=(math.sin(0.35), math.cos(0.35)))
+    assert flank_cover(mask, narrow) == 1.0
+    assert flank_cover(mask, turned) > 0.9
 
 
 def test_core_cover_is_the_share_of_the_core_the_mask_calls_spray() -> None:
