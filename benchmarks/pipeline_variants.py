@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import argparse
 import time
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
@@ -28,18 +28,10 @@ from spraycv.io.images import read_image, to_binary_mask
 from spraycv.measure import Measurer, load_measurer
 from spraycv.paths import default_weights
 from spraycv.refine.stage import Refiner
+from spraycv.runtime.predictor import Segmentation
 
 SHOWN = ("angle_mae_deg", "angle_median_deg", "angle_p95_deg", "frames_with_missed_frac",
          "frames_with_extra_frac", "unreliable_nozzles")  # fmt: skip
-
-
-@dataclass(frozen=True)
-class Segmented:
-    """The model's output for one frame, computed once."""
-
-    mask: np.ndarray
-    apexes: np.ndarray | None
-    apex_strength: np.ndarray | None
 
 
 class Replay:
@@ -48,10 +40,10 @@ class Replay:
     has_apex_head = True
     name = "model (replayed)"
 
-    def __init__(self, outputs: dict[int, Segmented]):
+    def __init__(self, outputs: dict[int, Segmentation]):
         self.outputs = outputs
 
-    def segment(self, images: list[np.ndarray]) -> list[Segmented]:
+    def segment(self, images: list[np.ndarray]) -> list[Segmentation]:
         return [self.outputs[id(image)] for image in images]
 
 
@@ -88,7 +80,7 @@ def main() -> None:
     outputs = {}
     for _, image, _ in frames:
         (seg,) = base.segmenter.segment([image])
-        outputs[id(image)] = Segmented(seg.mask, seg.apexes, seg.apex_strength)
+        outputs[id(image)] = seg
     base = replace(base, segmenter=Replay(outputs))
     print(f"{args.data}, first {len(frames)} frames, weights {args.weights or 'shipped'}")
     print("| variant | seconds | " + " | ".join(SHOWN) + " |")

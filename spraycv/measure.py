@@ -55,7 +55,7 @@ def segment_image(
     and the head's heat at each (K,) (None, None from any other segmenter)."""
     if getattr(segmenter, "has_apex_head", False):
         (seg,) = segmenter.segment([image])  # type: ignore[attr-defined]
-        return seg.mask, seg.apexes, getattr(seg, "apex_strength", None)
+        return seg.mask, seg.apexes, seg.apex_strength
     return segmenter(image), None, None
 
 

@@ -24,7 +24,7 @@ from spraycv.geometry.blobs import Blob
 from spraycv.geometry.candidates import (
     BlobReading,
     SingleWedge,
-    likely_on_outline,
+    collinear,
     read_at_likely,
     single_handicap,
     single_wedge,
@@ -103,14 +103,14 @@ def agree_with_likely(
     it leaves unexplained, weighted by how sure the head is of each, is lowest; the
     outline's reading where no likely apex lies on the blob, or none ranks finite. A plume
     without a likely apex costs nothing: the head may have missed it."""
-    pts = likely_on_outline(blob, likely)
+    on_outline = likely.on_outline(blob.pts)
+    pts = collinear(on_outline, likely.tol_px)  # those that line up (a boom)
     if len(pts) == 0:
         return outline
     candidates = [outline]
     if wedge is not None:
         candidates.append(BlobReading.of((wedge.plume,)))
     if len(outline.plumes) == 1:  # one plume, perhaps read from a far corner
-        on_outline = likely.on_outline(blob.pts)
         sure = likely.weight_of(on_outline) >= 1.0  # a stray peak would read a far corner
         missed = on_outline[unexplained_by(outline, on_outline, likely) & sure]
         candidates += singles_at_likely(blob, missed, ctx)

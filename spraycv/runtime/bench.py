@@ -76,7 +76,7 @@ def _one_frame(predictor: Any, data: bytes, refiner: Any = None) -> dict[str, fl
     times["postprocess"], tic = time.perf_counter() - tic, time.perf_counter()
     prior = apexes if predictor.has_apex_head else None
     measurer = Measurer(predictor, refiner=refiner)
-    coarse = measurer.coarse_readings(mask, prior, strength if prior is not None else None)
+    coarse = measurer.coarse_readings(mask, prior, strength)
     times["geometry"], tic = time.perf_counter() - tic, time.perf_counter()
     measurer.finish_reading(mask, prior, image, coarse)
     times["refine"] = time.perf_counter() - tic

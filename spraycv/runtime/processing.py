@@ -176,8 +176,8 @@ def apex_peaks(
         # pixel centres, scaled from the network's grid to the image's
         xy = np.stack([(xs + 0.5) * width / w, (ys + 0.5) * height / h], axis=1)
         keep = _apart(xy.astype(np.float64), 0.02 * max(height, width))
-        strength = 1.0 / (1.0 + np.exp(-heat[ys, xs].astype(np.float64)))
-        out.append((xy.astype(np.float64)[keep].reshape(-1, 2), strength[keep]))
+        strength = 1.0 / (1.0 + np.exp(-heat[ys[keep], xs[keep]].astype(np.float64)))
+        out.append((xy[keep].astype(np.float64).reshape(-1, 2), strength))
     return out
 
 

@@ -83,7 +83,7 @@ def head_threshold(cfg: TrainConfig) -> float | None:
         meta = read_sidecar(Path(cfg.init_weights))
         if meta.get("apex_threshold") is not None:
             return float(meta["apex_threshold"])
-    return ApexHeadConfig.model_fields["threshold"].default
+    return ApexHeadConfig().threshold
 
 
 def start_weights(cfg: TrainConfig) -> dict[str, torch.Tensor]:
