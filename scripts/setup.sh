@@ -21,7 +21,21 @@ if ((${#missing[@]})); then
     DEBIAN_FRONTEND=noninteractive $sudo_cmd apt-get install -y -qq --no-install-recommends "${missing[@]}"
 fi
 
+# The venv takes about 7 GB (torch's CUDA build); say so up front instead of failing mid-install.
+need_gb="${SPRAYCV_SETUP_FREE_GB:-8}"
+require_free_space() {
+    local dir free_gb
+    dir="$(realpath -m "$venv")"
+    while [[ ! -d "$dir" ]]; do dir="$(dirname "$dir")"; done
+    free_gb=$(($(df -Pk "$dir" | awk 'NR == 2 {print $4}') / 1048576))
+    if ((free_gb < need_gb)); then
+        echo "setup: error: $dir has ${free_gb} GB free, the venv $venv needs about ${need_gb} GB" >&2
+        exit 1
+    fi
+}
+
 if [[ ! -x "$venv/bin/python" ]]; then
+    require_free_space
     echo "setup: creating $venv"
     python3 -m venv "$venv"
     "$venv/bin/pip" install -q --upgrade pip
