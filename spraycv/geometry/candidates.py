@@ -105,12 +105,14 @@ class SingleWedge:
         return BlobReading((self.plume,), (), self.score, single_handicap(self.explained))
 
 
-def single_wedge(blob: Blob, found: Candidate | None, opts: FitOptions) -> SingleWedge | None:
-    """The blob as one plume from the search's best wedge; None when there is none, or its
-    fit fails or does not open forward."""
+def single_wedge(
+    blob: Blob, found: Candidate | None, opts: FitOptions, pinned: bool = False
+) -> SingleWedge | None:
+    """The blob as one plume from the search's best wedge (its apex held there if pinned);
+    None when there is none, or its fit fails or does not open forward."""
     if found is None:
         return None
-    plume = Plume(blob, found.apex, found.axis, False, "bisector").refit(opts)
+    plume = Plume(blob, found.apex, found.axis, False, "bisector", pinned=pinned).refit(opts)
     if not opens(plume):
         return None
     score = max(straightness((plume,)), found.score)

@@ -10,7 +10,7 @@ from dataclasses import dataclass, replace
 import numpy as np
 
 from spraycv.geometry.blobs import Blob, crotches_between
-from spraycv.geometry.wedge import FitOptions, WedgeFit, fit_wedge, normal_left
+from spraycv.geometry.wedge import FitOptions, WedgeFit, fit_pinned, fit_wedge, normal_left
 
 AxisSource = str  # "hint" | "boom" | "bisector" (docs/cone_angle.md, "Axis")
 
@@ -19,7 +19,8 @@ AxisSource = str  # "hint" | "boom" | "bisector" (docs/cone_angle.md, "Axis")
 class Plume:
     """One plume of a blob: apex (2,) and axis (2,) (seeds, then the fitted ones), whether
     the fit keeps the axis and where it came from, the crotches (2,) with merged neighbours,
-    the hint index (hinted apexes only) and the fitted wedge (None until `refit`)."""
+    the hint index (hinted apexes only), the fitted wedge (None until `refit`) and whether
+    the apex is pinned (a sure apex-head peak the free fit runs away from: `fit_pinned`)."""
 
     blob: Blob
     apex: np.ndarray
@@ -31,10 +32,14 @@ class Plume:
     merged: bool = False
     index: int | None = None
     fit: WedgeFit | None = None
+    pinned: bool = False
 
     def refit(self, opts: FitOptions) -> Plume:
         """This plume with its wedge fitted from the current apex and axis; the fit's apex and
         axis replace them where it worked."""
+        if self.pinned:
+            fit = fit_pinned(self.blob.fit_pts, self.blob.hull, self.apex, self.axis, opts)
+            return replace(self, fit=fit, axis=fit.axis if fit.ok else self.axis)
         fit = fit_wedge(
             self.blob.fit_pts,
             self.blob.hull,

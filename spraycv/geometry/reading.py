@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Sequence
+from dataclasses import replace
 
 import numpy as np
 
@@ -98,8 +99,9 @@ def agree_with_likely(
     """Of the outline's reading, the single wedge (scored by its fit alone: the likely
     apexes now weigh in instead of the search's tie-breaks), where the outline reads one
     plume the plumes read from the sure likely apexes (weight 1) it leaves unexplained
-    (`singles_at_likely`), and the plumes at the likely apexes (two or more, and only where
-    that finds more plumes), the reading whose score plus likely.penalty_px per likely apex
+    (`singles_at_likely`, pinned there where the blob holds just one sure apex), and the
+    plumes at the likely apexes (two or more, and only where that finds more plumes), the
+    reading whose score plus likely.penalty_px per likely apex
     it leaves unexplained, weighted by how sure the head is of each, is lowest; the
     outline's reading where no likely apex lies on the blob, or none ranks finite. A plume
     without a likely apex costs nothing: the head may have missed it."""
@@ -113,23 +115,37 @@ def agree_with_likely(
     if len(outline.plumes) == 1:  # one plume, perhaps read from a far corner
         sure = likely.weight_of(on_outline) >= 1.0  # a stray peak would read a far corner
         missed = on_outline[unexplained_by(outline, on_outline, likely) & sure]
-        candidates += singles_at_likely(blob, missed, ctx)
+        # several sure peaks make a boom, read at the likely apexes: one of them pinned
+        # would read the whole boom as one plume
+        candidates += singles_at_likely(blob, missed, likely, ctx, pin=int(sure.sum()) == 1)
     at_likely = read_at_likely(blob, likely, ctx.opts, pts)
     if at_likely is not None and len(at_likely.plumes) > len(outline.plumes):
         candidates.append(at_likely)
     return choose(candidates, lambda r: rank_with_likely(r, pts, likely))
 
 
-def singles_at_likely(blob: Blob, pts: np.ndarray, ctx: ReadContext) -> list[BlobReading]:
+def singles_at_likely(
+    blob: Blob, pts: np.ndarray, likely: LikelyApexes, ctx: ReadContext, pin: bool
+) -> list[BlobReading]:
     """The blob read as one plume from each likely apex of pts (K, 2), by a wedge search
     started there (scored by its fit alone): a wide plume's blunt apex, or one that a fixture
-    merged into the blob hides inside the hull, which the hull-corner search misses."""
+    merged into the blob hides inside the hull, which the hull-corner search misses. With
+    `pin`, where the free fit fails or runs away from the point (two lines on a ragged wide
+    edge can meet anywhere), the wedge is fitted with its apex pinned there."""
     readings = []
     for point in pts:
-        wedge = single_wedge(blob, wedge_from(blob, point, ctx.cfg, ctx.shape), ctx.opts)
+        found = wedge_from(blob, point, ctx.cfg, ctx.shape)
+        wedge = single_wedge(blob, found, ctx.opts)
+        if pin and found is not None and (wedge is None or runs_away(wedge, point, likely)):
+            wedge = single_wedge(blob, replace(found, apex=point), ctx.opts, pinned=True)
         if wedge is not None:
             readings.append(BlobReading.of((wedge.plume,)))
     return readings
+
+
+def runs_away(wedge: SingleWedge, point: np.ndarray, likely: LikelyApexes) -> bool:
+    """The wedge's fitted apex leaves the likely apex point (2,) unexplained."""
+    return bool(unexplained_by(BlobReading.of((wedge.plume,)), point[None, :], likely)[0])
 
 
 def unexplained_by(reading: BlobReading, pts: np.ndarray, likely: LikelyApexes) -> np.ndarray:

@@ -284,6 +284,64 @@ def fit_wedge(
     return WedgeFit(apex, u, left, right, dl, dr, length, band, n_l, n_r, short)
 
 
+def fit_pinned(
+    pts: np.ndarray, hull: np.ndarray, apex: np.ndarray, axis: np.ndarray, opts: FitOptions
+) -> WedgeFit:
+    """A wedge whose apex stays at `apex` (2,) (a sure apex-head peak), for a blob whose free
+    fit runs away from it: on a ragged wide plume, or one a fixture merged into, two lines
+    fitted freely can meet anywhere. Each side's boundary is the line from the apex along the
+    median direction of its band points (inliers within opts.outlier_px of it averaged); the
+    axis becomes their bisector. pts: (N, 2) usable boundary points; hull: (K, 2)."""
+    apex = np.asarray(apex, dtype=np.float64)
+    u = np.asarray(axis, dtype=np.float64)
+    u = u / np.hypot(u[0], u[1])
+    px = np.ascontiguousarray(pts[:, 0])
+    py = np.ascontiguousarray(pts[:, 1])
+    left = right = None
+    length, band, n_l, n_r = 0.0, (0.0, 0.0), 0, 0
+    for _ in range(opts.refits):
+        length, band, idx, side, _short = _band_points(
+            px, py, hull, apex, u, opts, (None, None), None
+        )
+        n_l = int((side == 0).sum())
+        n_r = int(side.size - n_l)
+        if n_l < opts.min_edge_points or n_r < opts.min_edge_points:
+            left = right = None
+            break
+        left, right = (_pinned_line(pts[idx[side == k]], apex, u, k, opts) for k in (0, 1))
+        bis = left.direction + right.direction
+        new_u = bis / max(float(np.hypot(bis[0], bis[1])), 1e-12)
+        turned = abs(float(new_u[0] * u[1] - new_u[1] * u[0]))
+        u = new_u
+        if turned < TUNING.converged_sin:
+            break
+    dl = None if left is None else left.direction
+    dr = None if right is None else right.direction
+    return WedgeFit(apex, u, left, right, dl, dr, length, band, n_l, n_r, False)
+
+
+def _pinned_line(
+    side_pts: np.ndarray, apex: np.ndarray, u: np.ndarray, side: int, opts: FitOptions
+) -> LineFit:
+    """The boundary line through apex (2,) of one side (0 left, 1 right) from its band
+    points (K, 2): the median angle from the axis, then the mean over the points within
+    opts.outlier_px of that line."""
+    outward = normal_left(u) if side == 0 else -normal_left(u)
+    rel = side_pts - apex
+    s, t = rel @ u, rel @ outward
+    phi = np.arctan2(t, s)  # angle from the axis, outwards
+    r = np.hypot(s, t)
+    dist = r * np.sin(phi - float(np.median(phi)))  # signed, outwards
+    inl = np.abs(dist) <= opts.outlier_px
+    ang = float(phi[inl].mean()) if inl.any() else float(np.median(phi))
+    dist = r * np.sin(phi - ang)
+    inl = np.abs(dist) <= opts.outlier_px
+    rms = float(np.sqrt(np.mean(dist[inl] ** 2))) if inl.any() else math.inf
+    direction = math.cos(ang) * u + math.sin(ang) * outward
+    inward = int((dist < -opts.outlier_px).sum())  # as robust_group_lines counts them
+    return LineFit(apex.copy(), direction, rms, len(side_pts), int(inl.sum()), inward)
+
+
 def width_profile(
     pts: np.ndarray,
     apex: np.ndarray,
