@@ -202,17 +202,27 @@ def read_at_likely(
 ) -> BlobReading | None:
     """One plume per likely apex on the blob's outline that lines up with the others (a
     boom), along the boom's normal, split at the crotches between them; the parts that fit
-    (None for fewer than two such apexes, or parts that are not plumes). `pts`: those
+    and stay at a likely apex (`stays_at`), even one alone: a plume whose side a merged
+    neighbour hides is left for the refiner to recover from its peak (None for fewer than
+    two such apexes, or no part that stays, or parts that are not plumes). `pts`: those
     apexes (K, 2), if already found."""
     if pts is None:
         pts = likely_on_outline(blob, likely)
     if apexes_coincide(pts):
         return None
     u = boom_normal(pts, [blob.centroid])
-    parts = [
-        p.refit(opts) for p in plumes_at_apexes(blob, pts[along_boom(pts, u)], u, True, "boom")
-    ]
-    fitted = tuple(p for p in parts if p.fitted)
-    if len(fitted) < 2 or not sizeable(fitted):
+    seeds = plumes_at_apexes(blob, pts[along_boom(pts, u)], u, True, "boom")
+    fitted = tuple(f for f in (s.refit(opts) for s in seeds) if stays_at(f, likely))
+    if not fitted or not sizeable(fitted):
         return None
     return BlobReading.of(fitted)
+
+
+def stays_at(part: Plume, likely: LikelyApexes) -> bool:
+    """The part was fitted and its apex stayed at a likely apex (within max(likely.tol_px,
+    TUNING.likely_drift_frac x its length)): where a merged neighbour hides a side, a
+    part's lines can meet far away, and that is no reading at the likely apex."""
+    if not part.fitted or part.fit is None:
+        return False
+    tol = max(likely.tol_px, TUNING.likely_drift_frac * part.fit.length)
+    return float(np.hypot(*(likely.points - part.fit.apex).T).min()) <= tol

@@ -119,7 +119,7 @@ def agree_with_likely(
         # would read the whole boom as one plume
         candidates += singles_at_likely(blob, missed, likely, ctx, pin=int(sure.sum()) == 1)
     at_likely = read_at_likely(blob, likely, ctx.opts, pts)
-    if at_likely is not None and len(at_likely.plumes) > len(outline.plumes):
+    if at_likely is not None:
         candidates.append(at_likely)
     return choose(candidates, lambda r: rank_with_likely(r, pts, likely))
 

@@ -77,6 +77,8 @@ class Tuning:
     explained_tol_frac: float = 0.1
     lonely_margin_px: float = 1.0  # a split wins by this when one wedge leaves much outside
     min_part_length_frac: float = 0.2  # a split part shorter than this share is a bump
+    likely_drift_frac: float = 0.3  # a part read at a likely apex may end this share of its
+    # length from it (a merged neighbour shortens its band); further, its lines met elsewhere
     notch_reach_px: float = 10.0  # a boom notch starts within max(px, frac * L) of the apex
     notch_reach_frac: float = 0.1
     notch_level_frac: float = 0.25  # ... and its hull edge stays within this share of L

@@ -1,10 +1,14 @@
 """Real model masks the outline alone misreads, read from the apex head's sure peaks.
 
 The fixtures are the shipped model's masks and apex-head peaks of rendered frames whose truth
-is known (fixtures/model_masks.json says where they come from). In each, the head marks a
-nozzle within a few px, yet the outline's best wedge runs elsewhere: a lit bracket merged
-next to a wide cone's apex, a 148 deg fan. The geometry reads these plumes only with a wedge
-held at the sure peak (`fit_pinned`)."""
+is known (fixtures/model_masks.json says where they come from). In each, the head marks the
+nozzles within a few px, yet the outline's best wedge runs to a far corner:
+- a lit bracket merged next to a wide cone's apex, and a 148 deg fan: read only with a wedge
+  held at the sure peak (`fit_pinned`);
+- two wide cones merged on a boom near their apexes, where the neighbour hides one side of
+  a plume: read at the likely apexes with the parts that stay there (`read_at_likely`); the
+  refiner then reads the angle on the image, and recovers the hidden plume from its peak.
+"""
 
 from __future__ import annotations
 
@@ -19,18 +23,19 @@ from spraycv.geometry import MeasureHints, measure_cones
 
 FIXTURES = Path(__file__).parent / "fixtures"
 CASES = {c["mask"]: c for c in json.loads((FIXTURES / "model_masks.json").read_text())["cases"]}
-# which true nozzles must be read (indices into the case's truth); the coarse angle only has
-# to pose the refiner's crop, which reads the angle itself
-MUST_READ = {
-    "model_mask_hard_000012.png": [0],
-    "model_mask_hard_000052.png": [0],
-}
-APEX_TOL_PX = 6.0
-COARSE_ANGLE_TOL_DEG = 15.0
+# (mask, index of the true nozzle that must be read, apex tolerance px, angle tolerance deg or
+# None): the coarse angle only poses the refiner's crop; a boom part whose neighbour hides a
+# side has no angle of its own in the mask, and its band is shortened, so its apex drifts
+MUST_READ = [
+    ("model_mask_heldout_hard_000012.png", 0, 6.0, 15.0),
+    ("model_mask_heldout_hard_000052.png", 0, 6.0, 15.0),
+    ("model_mask_heldout_hard_000153.png", 0, 25.0, None),
+    ("model_mask_heldout_000269.png", 0, 10.0, None),
+]
 
 
-@pytest.mark.parametrize("name", sorted(MUST_READ))
-def test_a_sure_peak_the_outline_misreads_is_read(name: str):
+@pytest.mark.parametrize(("name", "k", "apex_tol", "angle_tol"), MUST_READ)
+def test_a_sure_peak_the_outline_misreads_is_read(name, k, apex_tol, angle_tol):
     case = CASES[name]
     mask = (cv2.imread(str(FIXTURES / name), cv2.IMREAD_GRAYSCALE) > 0).astype(np.uint8)
     hints = MeasureHints(
@@ -38,9 +43,9 @@ def test_a_sure_peak_the_outline_misreads_is_read(name: str):
     )
     readings = measure_cones(mask, hints)
     apexes = np.array([m.apex for m in readings], dtype=float)
-    for k in MUST_READ[name]:
-        truth = case["truth"][k]
-        d = np.hypot(*(apexes - np.array(truth["apex"])).T)
-        nearest = readings[int(np.argmin(d))]
-        assert d.min() <= APEX_TOL_PX, f"{case['what']}: nearest apex {nearest.apex}"
-        assert abs(nearest.included_angle_deg - truth["included_deg"]) <= COARSE_ANGLE_TOL_DEG
+    truth = case["truth"][k]
+    d = np.hypot(*(apexes - np.array(truth["apex"])).T)
+    nearest = readings[int(np.argmin(d))]
+    assert d.min() <= apex_tol, f"{case['what']}: nearest apex {nearest.apex}"
+    if angle_tol is not None:
+        assert abs(nearest.included_angle_deg - truth["included_deg"]) <= angle_tol
