@@ -100,8 +100,8 @@ def agree_with_likely(
     apexes now weigh in instead of the search's tie-breaks), where the outline reads one
     plume the plumes read from the sure likely apexes (weight 1) it leaves unexplained
     (`singles_at_likely`, pinned there where the blob holds just one sure apex), and the
-    plumes at the likely apexes (two or more, and only where that finds more plumes), the
-    reading whose score plus likely.penalty_px per likely apex
+    plumes at the likely apexes (where that finds more plumes, or the outline's reading
+    leaves a sure one unexplained), the reading whose score plus likely.penalty_px per likely apex
     it leaves unexplained, weighted by how sure the head is of each, is lowest; the
     outline's reading where no likely apex lies on the blob, or none ranks finite. A plume
     without a likely apex costs nothing: the head may have missed it."""
@@ -112,14 +112,14 @@ def agree_with_likely(
     candidates = [outline]
     if wedge is not None:
         candidates.append(BlobReading.of((wedge.plume,)))
+    sure = likely.weight_of(on_outline) >= 1.0  # a stray peak would read a far corner
+    missed = on_outline[unexplained_by(outline, on_outline, likely) & sure]
     if len(outline.plumes) == 1:  # one plume, perhaps read from a far corner
-        sure = likely.weight_of(on_outline) >= 1.0  # a stray peak would read a far corner
-        missed = on_outline[unexplained_by(outline, on_outline, likely) & sure]
         # several sure peaks make a boom, read at the likely apexes: one of them pinned
         # would read the whole boom as one plume
         candidates += singles_at_likely(blob, missed, likely, ctx, pin=int(sure.sum()) == 1)
     at_likely = read_at_likely(blob, likely, ctx.opts, pts)
-    if at_likely is not None:
+    if at_likely is not None and (len(at_likely.plumes) > len(outline.plumes) or len(missed)):
         candidates.append(at_likely)
     return choose(candidates, lambda r: rank_with_likely(r, pts, likely))
 
