@@ -157,6 +157,44 @@ def _select(
     return idx, side[idx], short
 
 
+@dataclass(frozen=True)
+class BandPoints:
+    """The band's boundary points for one apex and axis: the spray length L (px), the band
+    (start, end) in px, the points' indices (K,) into the usable points and their side (K,)
+    (0 left, 1 right), and whether a merged neighbour made a side reach back (short)."""
+
+    length: float
+    band: tuple[float, float]
+    idx: np.ndarray
+    side: np.ndarray
+    short: bool
+
+    @property
+    def n_left(self) -> int:
+        return int((self.side == 0).sum())
+
+    @property
+    def n_right(self) -> int:
+        return int(self.side.size) - self.n_left
+
+    def enough(self, min_points: int) -> bool:
+        """Both sides have min_points points to fit a line through."""
+        return self.n_left >= min_points and self.n_right >= min_points
+
+
+def _points_and_axis(
+    pts: np.ndarray, apex: np.ndarray, axis: np.ndarray
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """(apex (2,), unit axis (2,), x (N,), y (N,)) as float64, the coordinates contiguous."""
+    u = np.asarray(axis, dtype=np.float64)
+    return (
+        np.asarray(apex, dtype=np.float64),
+        u / np.hypot(u[0], u[1]),
+        np.ascontiguousarray(pts[:, 0]),
+        np.ascontiguousarray(pts[:, 1]),
+    )
+
+
 def _band_points(
     px: np.ndarray,
     py: np.ndarray,
@@ -164,11 +202,11 @@ def _band_points(
     apex: np.ndarray,
     u: np.ndarray,
     opts: FitOptions,
-    crotches: tuple[np.ndarray | None, np.ndarray | None],
-    all_pts: np.ndarray | None,
-) -> tuple[float, tuple[float, float], np.ndarray, np.ndarray, bool]:
-    """For the current apex and axis u (2,): (L, band, indices (K,) into px/py of the band's
-    boundary points, their side (K,), short). px, py: (N,) the usable boundary points."""
+    crotches: tuple[np.ndarray | None, np.ndarray | None] = (None, None),
+    all_pts: np.ndarray | None = None,
+) -> BandPoints:
+    """The band's boundary points for the current apex and axis u (2,). px, py: (N,) the
+    usable boundary points."""
     ux, uy = float(u[0]), float(u[1])
     s = px * ux + py * uy - (apex[0] * ux + apex[1] * uy)
     t = py * ux - px * uy - (apex[1] * ux - apex[0] * uy)  # towards n_left = (-uy, ux)
@@ -187,7 +225,7 @@ def _band_points(
         length = float((hull @ u).max() - apex @ u)
     band = band_limits(length, opts.band, opts.mm_per_px)
     idx, side, short = _select(s, t, band, (lim_l, lim_r), opts)  # type: ignore[arg-type]
-    return length, band, idx, side, short
+    return BandPoints(length, band, idx, side, short)
 
 
 def _side_lines(
@@ -249,25 +287,14 @@ def fit_wedge(
     neighbour's boundary meets this plume's; the contour beyond them is the neighbour's
     (then all_pts, the whole contour, bounds L within this plume's lateral range).
     """
-    apex = np.asarray(apex, dtype=np.float64)
-    u = np.asarray(axis, dtype=np.float64)
-    u = u / np.hypot(u[0], u[1])
-    px = np.ascontiguousarray(pts[:, 0])
-    py = np.ascontiguousarray(pts[:, 1])
+    apex, u, px, py = _points_and_axis(pts, apex, axis)
     left = right = dl = dr = None
-    n_l = n_r = 0
-    short = False
-    length, band = 0.0, (0.0, 0.0)
-    for _ in range(opts.refits):
-        length, band, idx, side, short = _band_points(
-            px, py, hull, apex, u, opts, (crotch_left, crotch_right), all_pts
-        )
-        n_l = int((side == 0).sum())
-        n_r = int(side.size - n_l)
-        if n_l < opts.min_edge_points or n_r < opts.min_edge_points:
+    for _ in range(opts.refits):  # at least one (GeometryConfig.max_refits >= 1)
+        bp = _band_points(px, py, hull, apex, u, opts, (crotch_left, crotch_right), all_pts)
+        if not bp.enough(opts.min_edge_points):
             left = right = None  # the directions of the previous round stay, as they were
             break
-        left, right = _side_lines(px, py, idx, side, u, opts)
+        left, right = _side_lines(px, py, bp.idx, bp.side, u, opts)
         dl, dr = left.direction, right.direction
         new_apex = intersect(left.point, dl, right.point, dr)
         if new_apex is None:
@@ -281,7 +308,9 @@ def fit_wedge(
         apex, u = new_apex, new_u
         if moved < TUNING.converged_px and turned < TUNING.converged_sin:
             break  # the band would move by a fraction of a pixel
-    return WedgeFit(apex, u, left, right, dl, dr, length, band, n_l, n_r, short)
+    return WedgeFit(
+        apex, u, left, right, dl, dr, bp.length, bp.band, bp.n_left, bp.n_right, bp.short
+    )
 
 
 def fit_pinned(
@@ -292,23 +321,14 @@ def fit_pinned(
     fitted freely can meet anywhere. Each side's boundary is the line from the apex along the
     median direction of its band points (inliers within opts.outlier_px of it averaged); the
     axis becomes their bisector. pts: (N, 2) usable boundary points; hull: (K, 2)."""
-    apex = np.asarray(apex, dtype=np.float64)
-    u = np.asarray(axis, dtype=np.float64)
-    u = u / np.hypot(u[0], u[1])
-    px = np.ascontiguousarray(pts[:, 0])
-    py = np.ascontiguousarray(pts[:, 1])
+    apex, u, px, py = _points_and_axis(pts, apex, axis)
     left = right = None
-    length, band, n_l, n_r = 0.0, (0.0, 0.0), 0, 0
-    for _ in range(opts.refits):
-        length, band, idx, side, _short = _band_points(
-            px, py, hull, apex, u, opts, (None, None), None
-        )
-        n_l = int((side == 0).sum())
-        n_r = int(side.size - n_l)
-        if n_l < opts.min_edge_points or n_r < opts.min_edge_points:
+    for _ in range(opts.refits):  # at least one
+        bp = _band_points(px, py, hull, apex, u, opts)
+        if not bp.enough(opts.min_edge_points):
             left = right = None
             break
-        left, right = (_pinned_line(pts[idx[side == k]], apex, u, k, opts) for k in (0, 1))
+        left, right = (_pinned_line(pts[bp.idx[bp.side == k]], apex, u, k, opts) for k in (0, 1))
         bis = left.direction + right.direction
         new_u = bis / max(float(np.hypot(bis[0], bis[1])), 1e-12)
         turned = abs(float(new_u[0] * u[1] - new_u[1] * u[0]))
@@ -317,7 +337,7 @@ def fit_pinned(
             break
     dl = None if left is None else left.direction
     dr = None if right is None else right.direction
-    return WedgeFit(apex, u, left, right, dl, dr, length, band, n_l, n_r, False)
+    return WedgeFit(apex, u, left, right, dl, dr, bp.length, bp.band, bp.n_left, bp.n_right, False)
 
 
 def _pinned_line(
