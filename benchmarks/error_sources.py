@@ -20,6 +20,7 @@ from spraycv.evaluation.heldout import read_records
 from spraycv.geometry import MeasureHints, measure_cones
 from spraycv.geometry.matching import angle_errors, match_to_truth
 from spraycv.io.images import read_image, to_binary_mask
+from spraycv.measure import with_apex_prior
 from spraycv.paths import default_weights
 from spraycv.runtime.predictor import load_predictor
 
@@ -47,7 +48,7 @@ def main() -> None:
         true_mask = to_binary_mask(read_image(args.data / rec["mask"]))
         apexes = [tuple(n["apex"]) for n in truth if n.get("state") != "off"]
         hinted = MeasureHints(apex=apexes) if apexes else None
-        prior = MeasureHints(apex_prior=[tuple(p) for p in seg.apexes])
+        prior = with_apex_prior(None, seg.apexes, seg.apex_strength)  # as the pipeline does
         masks = (seg.mask, seg.mask, seg.mask, true_mask)
         for way, m, hints in zip(ways, masks, (None, prior, hinted, None), strict=True):
             found = measure_cones(m, hints)

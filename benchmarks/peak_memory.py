@@ -71,7 +71,7 @@ STEPS = (  # (module, function, label): the Analyse path's own functions, in ord
     ("spraycv.runtime.predictor", "preprocess", "preprocess"),
     ("spraycv.runtime.predictor.ModulePredictor", "infer", "network"),
     ("spraycv.runtime.predictor", "postprocess", "postprocess (full-size mask)"),
-    ("spraycv.runtime.predictor", "apex_points", "apex points"),
+    ("spraycv.runtime.predictor", "apex_peaks", "apex peaks"),
     ("spraycv.measure", "measure_cones", "geometry"),
     ("spraycv.measure", "assess", "confidence"),
     ("spraycv.dashboard.analyse", "draw_overlay", "overlay"),
