@@ -36,6 +36,15 @@ def postgres_bindir() -> Path | None:
     return None
 
 
+def runuser() -> str:
+    """util-linux's runuser: on PATH, or in /usr/sbin or /sbin, which a non-login root shell's
+    PATH may leave out."""
+    found = shutil.which("runuser") or shutil.which("runuser", path="/usr/sbin:/sbin")
+    if found is None:
+        raise RuntimeError("runuser not found (util-linux): root runs PostgreSQL through it")
+    return found
+
+
 class PostgresServer:
     """One cluster in a temporary folder; start(), stop(), kill() (an immediate stop, as a
     crash), start() again on the same data, and remove() at the end."""
@@ -46,7 +55,7 @@ class PostgresServer:
         self.data = self.root / "data"
         self.socket_dir = self.root
         # initdb refuses to run as root: as root, the server runs as Debian's postgres user
-        self._as = ["runuser", "-u", "postgres", "--"] if os.geteuid() == 0 else []
+        self._as = [runuser(), "-u", "postgres", "--"] if os.geteuid() == 0 else []
         if self._as:
             shutil.chown(self.root, "postgres")
         self._run("initdb", "-D", str(self.data), "-U", SUPERUSER, "--auth=trust",
