@@ -12,7 +12,7 @@ from spraycv.geometry.boomline import apexes_coincide, boom_normal
 from spraycv.geometry.candidates import BlobReading, split_along
 from spraycv.geometry.context import ReadContext
 from spraycv.geometry.plume import Plume, straightness
-from spraycv.geometry.reading import read_along_axis
+from spraycv.geometry.reading import loses_sure_apex, read_along_axis
 from spraycv.geometry.tuning import TUNING
 
 
@@ -72,22 +72,33 @@ def apply_boom(reading: BlobReading, ctx: ReadContext) -> BlobReading:
 
 
 def _on_boom(plume: Plume, redo: dict[int, Plume], ctx: ReadContext) -> Plume:
-    """The plume refitted along the boom's axis, or as it was where that fit fails: a
-    lit part that joins the boom tilts its axis, and must not cost a true plume its
-    reading."""
+    """The plume refitted along the boom's axis, or as it was where that fit fails or its
+    apex runs off a sure apex-head peak that the plume explained: a lit part that joins the
+    boom tilts its axis, and must not cost a true plume its reading."""
     if id(plume) not in redo:
         return plume
     moved = redo[id(plume)].refit(ctx.opts)
-    return moved if moved.fitted or not plume.fitted else plume
+    if not plume.fitted:
+        return moved
+    if not moved.fitted or loses_sure_apex(*_alone(plume, moved), plume.blob, ctx.likely):
+        return plume
+    return moved
+
+
+def _alone(*plumes: Plume) -> tuple[BlobReading, ...]:
+    """Each plume as a reading of its own."""
+    return tuple(BlobReading.of((p,)) for p in plumes)
 
 
 def _reread(plume: Plume, axis: np.ndarray, ctx: ReadContext) -> tuple[Plume, ...]:
     """The plume's blob read along the boom's axis (2,), where that is as straight as the
-    plume itself; () where it is not."""
+    plume itself and keeps the sure apex-head peaks it explained; () where it is not."""
     alt = read_along_axis(plume.blob, axis, "boom", ctx).plumes
-    if straightness(alt) <= straightness((plume,)) + TUNING.as_straight_px:
-        return alt
-    return ()
+    if straightness(alt) > straightness((plume,)) + TUNING.as_straight_px:
+        return ()
+    if loses_sure_apex(*_alone(plume), BlobReading.of(alt), plume.blob, ctx.likely):
+        return ()  # the boom's axis tilted a plume the head places: its apex ran off
+    return alt
 
 
 def retry_with_boom(reading: BlobReading, ctx: ReadContext) -> BlobReading:

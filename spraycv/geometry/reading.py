@@ -160,6 +160,22 @@ def unexplained_by(reading: BlobReading, pts: np.ndarray, likely: LikelyApexes) 
     return d.min(axis=0) > tol
 
 
+def loses_sure_apex(
+    before: BlobReading, after: BlobReading, blob: Blob, likely: LikelyApexes | None
+) -> bool:
+    """`after` leaves a sure likely apex (weight 1) on the blob's outline unexplained that
+    `before` explained: a re-reading whose apex ran off a nozzle the head is sure of."""
+    if likely is None:
+        return False
+    on_outline = likely.on_outline(blob.pts)
+    sure = on_outline[likely.weight_of(on_outline) >= 1.0]
+    if len(sure) == 0:
+        return False
+    return bool(
+        (unexplained_by(after, sure, likely) & ~unexplained_by(before, sure, likely)).any()
+    )
+
+
 def rank_with_likely(reading: BlobReading, pts: np.ndarray, likely: LikelyApexes) -> float:
     """The reading's score plus likely.penalty_px per likely apex pts (K, 2) it leaves
     unexplained (`unexplained_by`), weighted by how sure each one is; inf for a reading

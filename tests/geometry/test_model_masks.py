@@ -7,7 +7,9 @@ nozzles within a few px, yet the outline's best wedge runs to a far corner:
   held at the sure peak (`fit_pinned`);
 - two wide cones merged on a boom near their apexes, where the neighbour hides one side of
   a plume: read at the likely apexes with the parts that stay there (`read_at_likely`); the
-  refiner then reads the angle on the image, and recovers the hidden plume from its peak.
+  refiner then reads the angle on the image, and recovers the hidden plume from its peak;
+- a clogged cone tilted from its boom's axis: refitted along that axis, its apex ran off the
+  head's sure peak, so the boom keeps it as its own outline read it (`boom._on_boom`).
 """
 
 from __future__ import annotations
@@ -31,6 +33,7 @@ MUST_READ = [
     ("model_mask_heldout_hard_000052.png", 0, 6.0, 15.0),
     ("model_mask_heldout_hard_000153.png", 0, 25.0, None),
     ("model_mask_heldout_000269.png", 0, 10.0, None),
+    ("model_mask_heldout_hard_000032.png", 2, 6.0, 5.0),
 ]
 
 
