@@ -228,6 +228,18 @@ def _band_points(
     return BandPoints(length, band, idx, side, short)
 
 
+def _towards_band(
+    px: np.ndarray, py: np.ndarray, bp: BandPoints, apex: np.ndarray, u: np.ndarray
+) -> np.ndarray:
+    """The unit direction (2,) from the apex (2,) to the mean of the band's points (px, py
+    (N,) at bp.idx); u (2,) where the band holds none or their mean sits on the apex."""
+    if bp.idx.size == 0:
+        return u
+    d = np.array([px[bp.idx].mean() - apex[0], py[bp.idx].mean() - apex[1]])
+    norm = float(np.hypot(d[0], d[1]))
+    return d / norm if norm > 1e-9 and d @ u > 0 else u
+
+
 def _side_lines(
     px: np.ndarray,
     py: np.ndarray,
@@ -289,8 +301,14 @@ def fit_wedge(
     """
     apex, u, px, py = _points_and_axis(pts, apex, axis)
     left = right = dl = dr = None
-    for _ in range(opts.refits):  # at least one (GeometryConfig.max_refits >= 1)
-        bp = _band_points(px, py, hull, apex, u, opts, (crotch_left, crotch_right), all_pts)
+    crotches = (crotch_left, crotch_right)
+    for k in range(opts.refits):  # at least one (GeometryConfig.max_refits >= 1)
+        bp = _band_points(px, py, hull, apex, u, opts, crotches, all_pts)
+        if k == 0 and not fixed_axis and not bp.enough(opts.min_edge_points):
+            # a narrow plume the first axis misses by more than its half angle lies wholly
+            # on one side of it: start again along the band points' own direction
+            u = _towards_band(px, py, bp, apex, u)
+            bp = _band_points(px, py, hull, apex, u, opts, crotches, all_pts)
         if not bp.enough(opts.min_edge_points):
             left = right = None  # the directions of the previous round stay, as they were
             break
