@@ -171,9 +171,7 @@ def loses_sure_apex(
     sure = on_outline[likely.weight_of(on_outline) >= 1.0]
     if len(sure) == 0:
         return False
-    return bool(
-        (unexplained_by(after, sure, likely) & ~unexplained_by(before, sure, likely)).any()
-    )
+    return bool((unexplained_by(after, sure, likely) & ~unexplained_by(before, sure, likely)).any())
 
 
 def rank_with_likely(reading: BlobReading, pts: np.ndarray, likely: LikelyApexes) -> float:
