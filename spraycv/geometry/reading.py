@@ -36,7 +36,7 @@ from spraycv.geometry.candidates import (
 from spraycv.geometry.checks import explained_fraction, sizeable, tip_ok
 from spraycv.geometry.context import ReadContext
 from spraycv.geometry.plume import AxisSource, Plume, straightness
-from spraycv.geometry.search import Candidate, LikelyApexes, search_wedge, wedge_from
+from spraycv.geometry.search import Candidate, LikelyApexes, search_wedges, wedge_from
 from spraycv.geometry.tuning import TUNING
 
 
@@ -65,12 +65,29 @@ def read_blobs(blobs: Sequence[Blob], ctx: ReadContext) -> BlobReading:
 def read_blob(blob: Blob, ctx: ReadContext) -> BlobReading:
     """One blob without hints: its outline's candidate readings, the best chosen; then, with
     likely apexes, that reading against the readings at the likely apexes."""
-    found = search_wedge(blob, ctx.cfg, ctx.shape, ctx.likely)
-    wedge = single_wedge(blob, found, ctx.opts)
+    found, wedge = first_that_opens(blob, search_wedges(blob, ctx.cfg, ctx.shape, ctx.likely), ctx)
     outline = choose(outline_readings(blob, found, wedge, ctx))
     if ctx.likely is None:
         return outline
     return agree_with_likely(blob, outline, wedge, ctx.likely, ctx)
+
+
+def first_that_opens(
+    blob: Blob, ranked: Sequence[Candidate], ctx: ReadContext
+) -> tuple[Candidate | None, SingleWedge | None]:
+    """The search's best wedge (ranked best first) with its single wedge, where its fit
+    opens forward; else the first of the next TUNING.wedge_fallbacks whose apex is at the
+    tip of the outline and whose fit opens; else the best and None. The straightest start
+    can be a notch whose lines then fit no wedge, while a real apex (a wide fan's blunt
+    corner) comes next; a far corner off the tip would read the blob backwards."""
+    if not ranked:
+        return None, None
+    tips = [c for c in ranked[1 : 1 + TUNING.wedge_fallbacks] if c.tip_ok]
+    for found in (ranked[0], *tips):
+        wedge = single_wedge(blob, found, ctx.opts)
+        if wedge is not None:
+            return found, wedge
+    return ranked[0], None
 
 
 def outline_readings(

@@ -345,8 +345,19 @@ def search_wedge(
     head), against candidates far from all of them; that last term only ranks the
     candidates and is left out of the returned score.
     """
+    ranked = search_wedges(blob, cfg, shape, likely)
+    return ranked[0] if ranked else None
+
+
+def search_wedges(
+    blob: Blob,
+    cfg: GeometryConfig,
+    shape: tuple[int, int],
+    likely: LikelyApexes | None = None,
+) -> list[Candidate]:
+    """`search_wedge`'s wedges from every hull corner, best first (those that make a wedge)."""
     corners, axes = _starts(blob)
-    return best_wedge(blob, corners, axes, cfg, shape, likely)
+    return ranked_wedges(blob, corners, axes, cfg, shape, likely)
 
 
 def wedge_from(
@@ -362,21 +373,23 @@ def wedge_from(
     if float(np.hypot(*inward)) > 1e-6:
         axes = np.concatenate([axes, inward[None, :]])
     starts = np.repeat(np.asarray(point, dtype=np.float64)[None, :], len(axes), axis=0)
-    return best_wedge(blob, starts, axes, cfg, shape)
+    ranked = ranked_wedges(blob, starts, axes, cfg, shape)
+    return ranked[0] if ranked else None
 
 
-def best_wedge(
+def ranked_wedges(
     blob: Blob,
     starts: np.ndarray,
     axes: np.ndarray,
     cfg: GeometryConfig,
     shape: tuple[int, int],
     likely: LikelyApexes | None = None,
-) -> Candidate | None:
-    """The best wedge of a search from starting apexes (C, 2) along axes (C, 2), ranked by
-    straightness and the tie-breaks of `search_wedge`."""
+) -> list[Candidate]:
+    """The wedges of a search from starting apexes (C, 2) along axes (C, 2), ranked by
+    straightness and the tie-breaks of `search_wedge`, best first; starts that make no
+    wedge are left out."""
     if len(starts) == 0:
-        return None
+        return []
     pts = blob.fit_pts[:: TUNING.outline_stride]
     apex, u, rms, cnt, inc = batch_wedges(
         pts,
@@ -395,18 +408,19 @@ def best_wedge(
         d /= max(float(np.hypot(d[0], d[1])), 1e-12)
         score = score + cfg.direction_prior_px * 0.5 * (1.0 - u @ d)
     rank = score if likely is None else score + likely.penalty(apex, blob.hull)
-    best = int(np.argmin(rank))
-    if not np.isfinite(score[best]):
-        return None
-    return Candidate(
-        apex=apex[best],
-        axis=u[best],
-        score=float(score[best]),
-        n_left=int(cnt[best, 0]),
-        n_right=int(cnt[best, 1]),
-        included_deg=float(inc[best]),
-        tip_ok=bool(tip_ok[best]),
-    )
+    order = [int(k) for k in np.argsort(rank, kind="stable") if np.isfinite(score[k])]
+    return [
+        Candidate(
+            apex=apex[k],
+            axis=u[k],
+            score=float(score[k]),
+            n_left=int(cnt[k, 0]),
+            n_right=int(cnt[k, 1]),
+            included_deg=float(inc[k]),
+            tip_ok=bool(tip_ok[k]),
+        )
+        for k in order
+    ]
 
 
 def tip_allowance(included_deg: np.ndarray, open_px: int) -> np.ndarray:
