@@ -144,20 +144,14 @@ def measure_plume(
     )
     if fit is None or not fit.ok or fit.left is None or fit.right is None:
         n_l, n_r = (fit.n_left, fit.n_right) if fit is not None else (0, 0)
-        return ConeMeasurement(
-            apex=(NAN, NAN),
-            n_edge_points_left=n_l,
-            n_edge_points_right=n_r,
-            flags=(*flags, QualityFlag.TOO_FEW_EDGE_POINTS),
-            **common,  # type: ignore[arg-type]
-        )
+        return _without_angles(flags, QualityFlag.TOO_FEW_EDGE_POINTS, n_l, n_r, common)
     hl, hr = _half_angles(fit, u)
     inc = hl + hr
+    if not 0.0 < inc < 180.0:  # the boundaries do not open away from the apex: no wedge
+        return _without_angles(flags, QualityFlag.NO_WEDGE, fit.n_left, fit.n_right, common)
     flags += _fit_flags(fit, inc, apex, shape, cfg)
-    if not 0.0 < inc < 180.0:  # the boundaries do not open away from the apex
-        hl = hr = inc = NAN
     height, spacing = hints.nozzle_height_mm, hints.nozzle_spacing_mm
-    cover = coverage_width(inc, height) if height and 0 <= inc < 180 else NAN
+    cover = coverage_width(inc, height) if height else NAN
     return ConeMeasurement(
         apex=(float(apex[0]), float(apex[1])),
         axis=(float(u[0]), float(u[1])),
@@ -169,7 +163,7 @@ def measure_plume(
         included_angle_deg=inc,
         band=band_limits(length, cfg.band, hints.mm_per_px),
         width_profile=width_profile(plume.blob.pts, apex, u, cfg.profile_step_px, plume.t_range()),
-        symmetry_index=(hr - hl) / inc if inc != 0 else NAN,
+        symmetry_index=(hr - hl) / inc,
         fit_rms_left_px=float(fit.left.rms),
         fit_rms_right_px=float(fit.right.rms),
         n_edge_points_left=fit.n_left,
@@ -178,6 +172,20 @@ def measure_plume(
         coverage_width_mm=cover,
         overlap_mm=coverage_overlap(cover, spacing) if spacing and math.isfinite(cover) else NAN,
         **common,  # type: ignore[arg-type]
+    )
+
+
+def _without_angles(
+    flags: list[QualityFlag], why: QualityFlag, n_left: int, n_right: int, common: dict
+) -> ConeMeasurement:
+    """A plume's measurement without angles or apex (so no plume is reported): `why` says
+    why, after its other flags."""
+    return ConeMeasurement(
+        apex=(NAN, NAN),
+        n_edge_points_left=n_left,
+        n_edge_points_right=n_right,
+        flags=(*flags, why),
+        **common,
     )
 
 

@@ -41,6 +41,7 @@ class QualityFlag(ValueEnum):
     AXIS_FROM_BISECTOR = "axis_from_bisector"  # no hint, no boom: left == right by construction
     APEX_OUTSIDE_IMAGE = "apex_outside_image"  # the fitted apex lies outside the image
     SHORT_BAND = "short_band"  # a side was fitted on a band shortened by a neighbouring plume
+    NO_WEDGE = "no_wedge"  # the two boundary lines do not open away from the apex: no plume
     FROM_APEX_PEAK = "from_apex_peak"  # read by the refiner at an apex-head peak that no
     # reading of the mask explained (plumes merged in the mask: spraycv.refine.recover)
 

@@ -21,7 +21,7 @@ import cv2
 import numpy as np
 import pytest
 
-from spraycv.geometry import MeasureHints, measure_cones
+from spraycv.geometry import MeasureHints, QualityFlag, measure_cones
 
 FIXTURES = Path(__file__).parent / "fixtures"
 CASES = {c["mask"]: c for c in json.loads((FIXTURES / "model_masks.json").read_text())["cases"]}
@@ -68,3 +68,19 @@ def test_the_next_start_is_tried_where_the_straightest_fits_no_wedge():
     assert reading.ok, f"{case['what']}: {reading.flags}"
     assert np.hypot(*np.subtract(reading.apex, truth["apex"])) <= 40.0
     assert abs(reading.included_angle_deg - truth["included_deg"]) <= 15.0
+
+
+def test_lines_that_do_not_open_report_no_plume():
+    """Lit brackets without spray: a part whose two lines do not open away from their
+    apex is no plume, so its reading has no apex (flag `no_wedge`), and nothing counts it
+    as a plume; every other reading has its angles."""
+    name = "model_mask_heldout_nospray_000053.png"
+    case = CASES[name]
+    mask = (cv2.imread(str(FIXTURES / name), cv2.IMREAD_GRAYSCALE) > 0).astype(np.uint8)
+    hints = MeasureHints(
+        apex_prior=[tuple(p) for p in case["apex_peaks"]], apex_prior_strength=case["peak_heat"]
+    )
+    readings = measure_cones(mask, hints)
+    assert any(m.has(QualityFlag.NO_WEDGE) for m in readings), case["what"]
+    for m in readings:
+        assert m.ok or not np.isfinite(m.apex).any(), f"a plume without angles: {m.flags}"

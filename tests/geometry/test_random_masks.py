@@ -14,7 +14,7 @@ import cv2
 import numpy as np
 import pytest
 
-from spraycv.geometry import MeasureHints, measure_cones
+from spraycv.geometry import MeasureHints, QualityFlag, measure_cones
 
 
 def random_mask(rng: np.random.Generator) -> np.ndarray:
@@ -74,4 +74,6 @@ def test_random_masks_never_raise(seed: int) -> None:
             for m in measure_cones(mask, hints=hints):
                 assert m.ok or m.flags, "an unmeasured plume must say why"
                 assert not m.ok or 0 < m.included_angle_deg < 180
+                located = np.isfinite(m.apex).all() and not m.has(QualityFlag.NO_SPRAY)
+                assert m.ok or not located, "a plume located without angles"
                 assert math.isfinite(m.area_px)
