@@ -63,31 +63,33 @@ def read_blobs(blobs: Sequence[Blob], ctx: ReadContext) -> BlobReading:
 
 
 def read_blob(blob: Blob, ctx: ReadContext) -> BlobReading:
-    """One blob without hints: its outline's candidate readings, the best chosen; then, with
-    likely apexes, that reading against the readings at the likely apexes."""
-    found, wedge = first_that_opens(blob, search_wedges(blob, ctx.cfg, ctx.shape, ctx.likely), ctx)
+    """One blob without hints: its outline's candidate readings, the best chosen (or, where
+    none reads a plume that fits, a later wedge of the search: `fallback_wedge`); then,
+    with likely apexes, that reading against the readings at the likely apexes."""
+    ranked = search_wedges(blob, ctx.cfg, ctx.shape, ctx.likely)
+    found = ranked[0] if ranked else None
+    wedge = single_wedge(blob, found, ctx.opts)
     outline = choose(outline_readings(blob, found, wedge, ctx))
+    if wedge is None and not math.isfinite(outline.rank):
+        wedge = fallback_wedge(blob, ranked, ctx)
+        outline = outline if wedge is None else wedge.reading
     if ctx.likely is None:
         return outline
     return agree_with_likely(blob, outline, wedge, ctx.likely, ctx)
 
 
-def first_that_opens(
-    blob: Blob, ranked: Sequence[Candidate], ctx: ReadContext
-) -> tuple[Candidate | None, SingleWedge | None]:
-    """The search's best wedge (ranked best first) with its single wedge, where its fit
-    opens forward; else the first of the next TUNING.wedge_fallbacks whose apex is at the
-    tip of the outline and whose fit opens; else the best and None. The straightest start
-    can be a notch whose lines then fit no wedge, while a real apex (a wide fan's blunt
-    corner) comes next; a far corner off the tip would read the blob backwards."""
-    if not ranked:
-        return None, None
-    tips = [c for c in ranked[1 : 1 + TUNING.wedge_fallbacks] if c.tip_ok]
-    for found in (ranked[0], *tips):
-        wedge = single_wedge(blob, found, ctx.opts)
+def fallback_wedge(blob: Blob, ranked: Sequence[Candidate], ctx: ReadContext) -> SingleWedge | None:
+    """The first of the search's next TUNING.wedge_fallbacks wedges (ranked best first,
+    the first already tried) whose apex is at the tip of the outline and whose fit opens:
+    the straightest start can be a notch whose lines fit no wedge, while a real apex (a wide
+    fan's blunt corner) comes next; a far corner off the tip would read the blob backwards.
+    Only for a blob that nothing else reads: beside a split that fits, a later wedge would
+    read merged plumes as one."""
+    for found in ranked[1 : 1 + TUNING.wedge_fallbacks]:
+        wedge = single_wedge(blob, found, ctx.opts) if found.tip_ok else None
         if wedge is not None:
-            return found, wedge
-    return ranked[0], None
+            return wedge
+    return None
 
 
 def outline_readings(

@@ -57,7 +57,7 @@ def test_a_sure_peak_the_outline_misreads_is_read(name, k, apex_tol, angle_tol):
 def test_the_next_start_is_tried_where_the_straightest_fits_no_wedge():
     """A wide fan from the image's corner without an apex-head peak: the search's
     straightest start is a notch in the far front whose lines make no wedge; the fan's own
-    blunt corner, next in rank, is read (`reading.first_that_opens`). The coarse reading
+    blunt corner, next in rank, is read (`reading.fallback_wedge`). The coarse reading
     only poses the refiner's crop (which reads this one within 1 deg and 1 px), so its
     bounds are the crop's."""
     name = "model_mask_heldout_000243.png"
