@@ -331,31 +331,20 @@ def _tie_breaks(
     return penalty, inside & (gap <= allowed)
 
 
-def search_wedge(
-    blob: Blob,
-    cfg: GeometryConfig,
-    shape: tuple[int, int],
-    likely: LikelyApexes | None = None,
-) -> Candidate | None:
-    """The hull corner that makes the straightest wedge (None if no corner makes one).
-
-    Ties between the apex and a far corner whose front happens to be straight are broken
-    against apexes outside the image (shape (H, W)) and apexes well behind the outline,
-    towards the usual spray direction, and, with `likely` apexes (say from a model's apex
-    head), against candidates far from all of them; that last term only ranks the
-    candidates and is left out of the returned score.
-    """
-    ranked = search_wedges(blob, cfg, shape, likely)
-    return ranked[0] if ranked else None
-
-
 def search_wedges(
     blob: Blob,
     cfg: GeometryConfig,
     shape: tuple[int, int],
     likely: LikelyApexes | None = None,
 ) -> list[Candidate]:
-    """`search_wedge`'s wedges from every hull corner, best first (those that make a wedge)."""
+    """The wedges from every sharp hull corner, straightest first (those that make a wedge).
+
+    Ties between the apex and a far corner whose front happens to be straight are broken
+    against apexes outside the image (shape (H, W)) and apexes well behind the outline,
+    towards the usual spray direction, and, with `likely` apexes (say from a model's apex
+    head), against candidates far from all of them; that last term only ranks the
+    candidates and is left out of each returned score.
+    """
     corners, axes = _starts(blob)
     return ranked_wedges(blob, corners, axes, cfg, shape, likely)
 
@@ -366,7 +355,7 @@ def wedge_from(
     """The straightest wedge whose search starts at `point` (2,), e.g. a likely apex that
     is no hull corner (a fixture merged into the plume hides it inside the hull), or one
     whose blunt corner loses to a far corner: the search starts along TUNING.point_starts
-    directions and towards the centroid, and ranks as `search_wedge` does."""
+    directions and towards the centroid, and ranks as `search_wedges` does."""
     turns = np.linspace(0.0, 2.0 * math.pi, TUNING.point_starts, endpoint=False)
     axes = np.stack([np.sin(turns), np.cos(turns)], axis=1)  # the first one points down
     inward = blob.centroid - point
@@ -386,7 +375,7 @@ def ranked_wedges(
     likely: LikelyApexes | None = None,
 ) -> list[Candidate]:
     """The wedges of a search from starting apexes (C, 2) along axes (C, 2), ranked by
-    straightness and the tie-breaks of `search_wedge`, best first; starts that make no
+    straightness and the tie-breaks of `search_wedges`, best first; starts that make no
     wedge are left out."""
     if len(starts) == 0:
         return []

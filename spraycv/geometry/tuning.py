@@ -47,7 +47,7 @@ class Tuning:
 
     # -- the hull-corner search (search) ------------------------------------------------------
     max_candidates: int = 8  # sharpest hull corners tried as apexes
-    wedge_fallbacks: int = 3  # search wedges tried, best first, until one's fit opens
+    wedge_fallbacks: int = 3  # later search wedges tried for a blob nothing else reads
     point_starts: int = 8  # directions a search from a given point (a likely apex) starts along
     outline_stride: int = 2  # every other outline point is plenty to rank candidates
     search_iterations: int = 2
