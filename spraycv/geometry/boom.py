@@ -80,14 +80,9 @@ def _on_boom(plume: Plume, redo: dict[int, Plume], ctx: ReadContext) -> Plume:
     moved = redo[id(plume)].refit(ctx.opts)
     if not plume.fitted:
         return moved
-    if not moved.fitted or loses_sure_apex(*_alone(plume, moved), plume.blob, ctx.likely):
+    if not moved.fitted or loses_sure_apex((plume,), (moved,), plume.blob, ctx.likely):
         return plume
     return moved
-
-
-def _alone(*plumes: Plume) -> tuple[BlobReading, ...]:
-    """Each plume as a reading of its own."""
-    return tuple(BlobReading.of((p,)) for p in plumes)
 
 
 def _reread(plume: Plume, axis: np.ndarray, ctx: ReadContext) -> tuple[Plume, ...]:
@@ -96,7 +91,7 @@ def _reread(plume: Plume, axis: np.ndarray, ctx: ReadContext) -> tuple[Plume, ..
     alt = read_along_axis(plume.blob, axis, "boom", ctx).plumes
     if straightness(alt) > straightness((plume,)) + TUNING.as_straight_px:
         return ()
-    if loses_sure_apex(*_alone(plume), BlobReading.of(alt), plume.blob, ctx.likely):
+    if loses_sure_apex((plume,), alt, plume.blob, ctx.likely):
         return ()  # the boom's axis tilted a plume the head places: its apex ran off
     return alt
 

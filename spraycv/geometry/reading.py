@@ -131,7 +131,7 @@ def agree_with_likely(
     candidates = [outline]
     if wedge is not None:
         candidates.append(BlobReading.of((wedge.plume,)))
-    sure = likely.weight_of(on_outline) >= 1.0  # a stray peak would read a far corner
+    sure = likely.sure(on_outline)  # a stray peak would read a far corner
     missed = on_outline[unexplained_by(outline, on_outline, likely) & sure]
     if len(outline.plumes) == 1:  # one plume, perhaps read from a far corner
         # several sure peaks make a boom, read at the likely apexes: one of them pinned
@@ -180,17 +180,18 @@ def unexplained_by(reading: BlobReading, pts: np.ndarray, likely: LikelyApexes) 
 
 
 def loses_sure_apex(
-    before: BlobReading, after: BlobReading, blob: Blob, likely: LikelyApexes | None
+    before: Sequence[Plume], after: Sequence[Plume], blob: Blob, likely: LikelyApexes | None
 ) -> bool:
-    """`after` leaves a sure likely apex (weight 1) on the blob's outline unexplained that
-    `before` explained: a re-reading whose apex ran off a nozzle the head is sure of."""
+    """The plumes `after` leave a sure likely apex on the blob's outline unexplained that the
+    plumes `before` explained: a re-reading whose apex ran off a nozzle the head is sure of."""
     if likely is None:
         return False
     on_outline = likely.on_outline(blob.pts)
-    sure = on_outline[likely.weight_of(on_outline) >= 1.0]
+    sure = on_outline[likely.sure(on_outline)]
     if len(sure) == 0:
         return False
-    return bool((unexplained_by(after, sure, likely) & ~unexplained_by(before, sure, likely)).any())
+    lost = unexplained_by(BlobReading.of(tuple(after)), sure, likely)
+    return bool((lost & ~unexplained_by(BlobReading.of(tuple(before)), sure, likely)).any())
 
 
 def rank_with_likely(reading: BlobReading, pts: np.ndarray, likely: LikelyApexes) -> float:

@@ -50,6 +50,11 @@ class LikelyApexes:
         d = np.hypot(*(pts[:, None, :] - self.points[None, :, :]).transpose(2, 0, 1))
         return self.weights[d.argmin(axis=1)]
 
+    def sure(self, pts: np.ndarray) -> np.ndarray:
+        """(K',) bool: which of pts (K', 2), a subset of the points, the source is fully sure
+        of (weight 1: an apex-head peak at or above the heat of a sure nozzle)."""
+        return self.weight_of(pts) >= 1.0
+
     def on_outline(self, outline: np.ndarray) -> np.ndarray:
         """The points (K', 2) within reach_px of an outline (N, 2)."""
         if len(self.points) == 0:

@@ -21,7 +21,8 @@ import cv2
 import numpy as np
 import pytest
 
-from spraycv.geometry import MeasureHints, QualityFlag, measure_cones
+from spraycv.geometry import QualityFlag, measure_cones
+from spraycv.measure import with_apex_prior
 
 FIXTURES = Path(__file__).parent / "fixtures"
 CASES = {c["mask"]: c for c in json.loads((FIXTURES / "model_masks.json").read_text())["cases"]}
@@ -37,14 +38,18 @@ MUST_READ = [
 ]
 
 
-@pytest.mark.parametrize(("name", "k", "apex_tol", "angle_tol"), MUST_READ)
-def test_a_sure_peak_the_outline_misreads_is_read(name, k, apex_tol, angle_tol):
+def read_case(name: str) -> tuple[dict, list]:
+    """A fixture's case and its mask read with its apex-head peaks, as the pipeline passes
+    them (`with_apex_prior`)."""
     case = CASES[name]
     mask = (cv2.imread(str(FIXTURES / name), cv2.IMREAD_GRAYSCALE) > 0).astype(np.uint8)
-    hints = MeasureHints(
-        apex_prior=[tuple(p) for p in case["apex_peaks"]], apex_prior_strength=case["peak_heat"]
-    )
-    readings = measure_cones(mask, hints)
+    peaks = np.array(case["apex_peaks"], dtype=float).reshape(-1, 2)
+    return case, measure_cones(mask, with_apex_prior(None, peaks, np.array(case["peak_heat"])))
+
+
+@pytest.mark.parametrize(("name", "k", "apex_tol", "angle_tol"), MUST_READ)
+def test_a_sure_peak_the_outline_misreads_is_read(name, k, apex_tol, angle_tol):
+    case, readings = read_case(name)
     apexes = np.array([m.apex for m in readings], dtype=float)
     truth = case["truth"][k]
     d = np.hypot(*(apexes - np.array(truth["apex"])).T)
@@ -61,9 +66,7 @@ def test_the_next_start_is_tried_where_the_straightest_fits_no_wedge():
     only poses the refiner's crop (which reads this one within 1 deg and 1 px), so its
     bounds are the crop's."""
     name = "model_mask_heldout_000243.png"
-    case = CASES[name]
-    mask = (cv2.imread(str(FIXTURES / name), cv2.IMREAD_GRAYSCALE) > 0).astype(np.uint8)
-    (reading,) = measure_cones(mask)
+    case, (reading,) = read_case(name)
     truth = case["truth"][0]
     assert reading.ok, f"{case['what']}: {reading.flags}"
     assert np.hypot(*np.subtract(reading.apex, truth["apex"])) <= 40.0
@@ -75,12 +78,7 @@ def test_lines_that_do_not_open_report_no_plume():
     apex is no plume, so its reading has no apex (flag `no_wedge`), and nothing counts it
     as a plume; every other reading has its angles."""
     name = "model_mask_heldout_nospray_000053.png"
-    case = CASES[name]
-    mask = (cv2.imread(str(FIXTURES / name), cv2.IMREAD_GRAYSCALE) > 0).astype(np.uint8)
-    hints = MeasureHints(
-        apex_prior=[tuple(p) for p in case["apex_peaks"]], apex_prior_strength=case["peak_heat"]
-    )
-    readings = measure_cones(mask, hints)
+    case, readings = read_case(name)
     assert any(m.has(QualityFlag.NO_WEDGE) for m in readings), case["what"]
     for m in readings:
         assert m.ok or not np.isfinite(m.apex).any(), f"a plume without angles: {m.flags}"
