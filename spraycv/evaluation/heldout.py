@@ -16,7 +16,8 @@ import numpy as np
 from tqdm import tqdm
 
 from spraycv.data.synth.styles import frame_style
-from spraycv.geometry.matching import angle_errors, match_to_truth
+from spraycv.geometry import ConeMeasurement
+from spraycv.geometry.matching import MatchResult, angle_errors, match_to_truth
 from spraycv.io.images import read_image, to_binary_mask
 from spraycv.measure import Measurer, Reading, as_measurer
 from spraycv.training.metrics import boundary_f1, iou_dice
@@ -130,6 +131,16 @@ def read_records(dataset_dir: Path) -> list[dict[str, Any]]:
     return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
 
 
+def unmatched_counts(
+    measurements: Sequence[ConeMeasurement], match: MatchResult
+) -> tuple[int, int]:
+    """(false plumes, flagged false plumes) of a frame: its readings of no nozzle, split by
+    whether they said they were unreliable. A reading that says it cannot be trusted is
+    neither a false plume nor an angle, whatever the truth (rendered or labelled lines)."""
+    flagged = sum(bool(measurements[i].unreliable) for i in match.extra)
+    return len(match.extra) - flagged, flagged
+
+
 def evaluate_frame(
     record: dict[str, Any],
     image: np.ndarray,
@@ -161,9 +172,7 @@ def evaluate_frame(
                 "unreliable": m.unreliable,
             }
         )
-    # a reading that says it cannot be trusted is neither a false plume nor an angle: it is
-    # counted apart (unreliable: of a true nozzle; flagged: of nothing)
-    extra = [i for i in match.extra if not measurements[i].unreliable]
+    extra, flagged_false = unmatched_counts(measurements, match)
     frame = FrameResult(
         id=str(record["id"]),
         iou=iou,
@@ -172,10 +181,10 @@ def evaluate_frame(
         seconds=seconds,
         n_truth=len(match.pairs) + len(match.missed),
         missed=len(match.missed),
-        extra=len(extra),
+        extra=extra,
         nozzles=nozzles,
         style=frame_style(record),
-        flagged_false=len(match.extra) - len(extra),
+        flagged_false=flagged_false,
     )
     return frame, reading
 

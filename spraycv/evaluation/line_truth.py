@@ -14,7 +14,7 @@ from typing import Any
 
 import numpy as np
 
-from spraycv.evaluation.heldout import FrameResult, read_records
+from spraycv.evaluation.heldout import FrameResult, read_records, unmatched_counts
 from spraycv.geometry import ConeMeasurement
 from spraycv.geometry.matching import angle_errors, match_to_truth
 from spraycv.io.images import read_image, to_binary_mask
@@ -48,6 +48,8 @@ def _nozzle_row(meas: ConeMeasurement, nz: Mapping[str, Any], apex_dist_px: floa
         "included_error_deg": errors["included"],
         "apex_error_px": apex_dist_px,
         "flags": ";".join(f.value for f in meas.flags),
+        "confidence": meas.confidence,
+        "unreliable": meas.unreliable,
     }
 
 
@@ -64,6 +66,7 @@ def evaluate_labelled_image(
     rows = [
         _nozzle_row(reading.measurements[p.meas], truth[p.gt], p.apex_dist_px) for p in match.pairs
     ]
+    extra, flagged_false = unmatched_counts(reading.measurements, match)
     frame = FrameResult(
         id=key,
         iou=None,
@@ -72,9 +75,10 @@ def evaluate_labelled_image(
         seconds=seconds,
         n_truth=len(match.pairs) + len(match.missed),
         missed=len(match.missed),
-        extra=len(match.extra),
+        extra=extra,
         nozzles=rows,
         style=LINE_TRUTH_STYLE,
+        flagged_false=flagged_false,
     )
     return frame, reading
 

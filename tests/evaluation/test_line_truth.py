@@ -8,6 +8,7 @@ import json
 import math
 import os
 import re
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 import numpy as np
@@ -28,6 +29,7 @@ from spraycv.label.lines import (
     save_lines,
     turned_line,
 )
+from spraycv.measure import Measurer, Reading
 from spraycv.paths import SAMPLES_DIR
 
 runner = CliRunner()
@@ -123,6 +125,33 @@ def test_unlabelled_photos_are_skipped_and_empty_ones_count_extra_plumes(perfect
     assert [f.id for f in report.frames] == [keys[0], keys[2]]
     assert (report.frames[0].n_truth, report.frames[0].extra) == (0, 1)
     assert (report.frames[1].missed, report.frames[1].extra) == (0, 0)
+
+
+@dataclass(frozen=True)
+class Untrusting(Measurer):
+    """The pipeline on the true masks, every reading then marked unreliable."""
+
+    def __call__(self, image: np.ndarray) -> Reading:
+        reading = super().__call__(image)
+        unsure = [replace(m, unreliable="test") for m in reading.measurements]
+        return replace(reading, measurements=unsure)
+
+
+def test_unreliable_readings_count_alike_on_both_truths(perfect, tmp_path: Path):
+    """A reading that says it cannot be trusted is neither an angle nor a false plume on
+    line truth either (it was both there, and neither on the renderer's truth)."""
+    truth = load_lines(_line_truth(tmp_path / "all") / LINES_FILE)
+    first, *_ = truth.images
+    images = {**truth.images, first: ImageLines(nozzles=[])}  # its plumes: read, of no nozzle
+    folder = _line_truth(tmp_path / "some", LinesFile(images=images))
+    unsure = Untrusting(perfect)
+    lines = _evaluate_lines(unsure, folder, progress=False).summary()
+    masks = evaluate_dataset(unsure, SAMPLES_DIR, progress=False).summary()
+    flagged = lines["flagged_false_plumes"]
+    assert lines["unreliable_nozzles"] == masks["unreliable_nozzles"] - flagged
+    assert flagged >= 1 and lines["extra_plumes"] == 0
+    for summary in (lines, masks):
+        assert summary["unreliable_nozzles"] > 0 and math.isnan(summary["angle_mae_deg"])
 
 
 @pytest.mark.parametrize(
