@@ -37,48 +37,85 @@ def changed(**edits: float) -> dict:
     return out
 
 
-CASES = [  # candidate, whether it may ship, the reasons it may not
-    ("better angles, every bound kept", changed(heldout__angle_mae_deg=1.47), True, []),
+BETTER = {"heldout": compare.PairedChange(-0.05, 0.02, 900)}  # z -2.5
+NOISE = {"heldout": compare.PairedChange(0.004, 0.033, 922)}  # row 62's standard set, z +0.1
+WORSE = {  # better on long exposures, worse on the standard set
+    "heldout_long": compare.PairedChange(-0.2, 0.03, 400),
+    "heldout": compare.PairedChange(0.07, 0.03, 900),
+}
+
+CASES = [  # candidate, its paired changes, whether it may ship, the reasons it may not
+    ("better angles, every bound kept", changed(heldout__angle_mae_deg=1.47), BETTER, True, []),
     ("a false plume more on the hard set (rows 42, 44)",
-     changed(heldout__angle_mae_deg=1.47, heldout_hard__frames_with_extra_frac=0.015), False,
-     ["breaks hard false plumes <= 1 %"]),
-    ("an error no lower (row 40)", changed(heldout__angle_mae_deg=1.492), False,
-     ["heldout MAE not lower (1.488 -> 1.492)"]),
+     changed(heldout__angle_mae_deg=1.47, heldout_hard__frames_with_extra_frac=0.015), BETTER,
+     False, ["breaks hard false plumes <= 1 %"]),
+    ("a change within the noise (rows 40, 62)", changed(heldout__angle_mae_deg=1.492), NOISE,
+     False, ["better on no angle set by 2 standard errors"]),
+    ("better on one set, worse on another", SHIPPED, WORSE, False,
+     ["worse on heldout (+0.070 deg over 900 readings, z +2.3)"]),
     ("over the MAE bound and dim ratio",
-     changed(heldout__angle_mae_deg=1.51, heldout_dim__angle_mae_deg=2.1), False,
+     changed(heldout__angle_mae_deg=1.51, heldout_dim__angle_mae_deg=2.1), NOISE, False,
      ["breaks heldout MAE <= 1.5", "breaks dim MAE <= 1.5 x twins",
-      "heldout MAE not lower (1.488 -> 1.510)"]),
+      "better on no angle set by 2 standard errors"]),
     ("a bound unmet before may stay unmet",
-     changed(heldout__angle_mae_deg=1.40, heldout__angle_p95_deg=4.3), True, []),
+     changed(heldout__angle_mae_deg=1.40, heldout__angle_p95_deg=4.3), BETTER, True, []),
     ("no figure (NaN) holds no bound", changed(heldout_unseen__angle_mae_deg=float("nan"),
-     heldout__angle_mae_deg=1.4), False, ["breaks unseen MAE <= 2"]),
+     heldout__angle_mae_deg=1.4), BETTER, False, ["breaks unseen MAE <= 2"]),
+    ("no readings to pair", SHIPPED, {}, False, ["better on no angle set by 2 standard errors"]),
 ]  # fmt: skip
 
 
-@pytest.mark.parametrize(("candidate", "may_ship", "reasons"), [c[1:] for c in CASES],
+@pytest.mark.parametrize(("candidate", "paired", "may_ship", "reasons"), [c[1:] for c in CASES],
                          ids=[c[0] for c in CASES])  # fmt: skip
-def test_verdict(candidate: dict, may_ship: bool, reasons: list[str]) -> None:
-    assert compare.verdict(SHIPPED, candidate) == (may_ship, reasons)
+def test_verdict(candidate: dict, paired: dict, may_ship: bool, reasons: list[str]) -> None:
+    assert compare.verdict(SHIPPED, candidate, paired) == (may_ship, reasons)
 
 
-def write_run(runs: Path, name: str, figures: dict) -> None:
+@pytest.mark.parametrize(("shipped", "candidate", "expected"), [
+    ({("a", 0): 1.0, ("a", 1): 2.0}, {("a", 0): 0.5, ("a", 1): 1.0}, (-0.75, 0.25, 2)),
+    ({("a", 0): 1.0, ("b", 0): 2.0}, {("a", 0): 3.0, ("c", 0): 0.0}, None),  # one in common
+])  # fmt: skip
+def test_the_paired_change_is_over_the_nozzles_both_read(shipped, candidate, expected):
+    change = compare.paired_change(shipped, candidate)
+    if expected is None:
+        assert change is None
+        return
+    assert (change.mean, change.se, change.n) == pytest.approx(expected)
+
+
+def write_run(runs: Path, name: str, figures: dict, errors: list[float]) -> None:
+    """metrics.json of each set, and the standard set's frames.jsonl: one nozzle per frame
+    with the given included-angle errors (the last one unreliable: never paired)."""
     for set_name, metrics in figures.items():
         (runs / f"{name}_{set_name}").mkdir(parents=True)
         (runs / f"{name}_{set_name}" / "metrics.json").write_text(json.dumps(metrics))
+    last = len(errors) - 1
+    frames = [
+        {"id": f"{i:06d}", "nozzles": [{"gt_index": 0, "included_error_deg": e,
+                                        "unreliable": "no_apex_support" if i == last else ""}]}
+        for i, e in enumerate(errors)
+    ]  # fmt: skip
+    lines = "\n".join(json.dumps(f) for f in frames)
+    (runs / f"{name}_heldout" / "frames.jsonl").write_text(lines + "\n")
 
 
-@pytest.mark.parametrize(("candidate", "status", "last_line"), [
-    (changed(heldout__angle_mae_deg=1.47), 0, "CAND may ship"),
-    (changed(heldout_hard__frames_with_extra_frac=0.02), 1,
-     "CAND may not ship: breaks hard false plumes <= 1 %; heldout MAE not lower (1.488 -> 1.488)"),
-    (None, 2, ""),
+SHIPPED_ERRORS = [1.0, -2.0, 1.5, 0.5, -1.0, 3.0, 9.0]
+BETTER_ERRORS = [0.5, -1.0, 0.5, 0.2, -0.5, 1.0, 0.0]  # each nozzle read better
+
+
+@pytest.mark.parametrize(("candidate", "errors", "status", "last_line"), [
+    (changed(heldout__angle_mae_deg=1.47), BETTER_ERRORS, 0, "CAND may ship"),
+    (changed(heldout_hard__frames_with_extra_frac=0.02), SHIPPED_ERRORS, 1,
+     "CAND may not ship: breaks hard false plumes <= 1 %; "
+     "better on no angle set by 2 standard errors"),
+    (None, [], 2, ""),
 ])  # fmt: skip
 def test_the_script_reads_the_runs_and_exits_with_its_verdict(
-    tmp_path: Path, candidate: dict | None, status: int, last_line: str
+    tmp_path: Path, candidate: dict | None, errors: list[float], status: int, last_line: str
 ) -> None:
-    write_run(tmp_path, "SHIP", SHIPPED)
+    write_run(tmp_path, "SHIP", SHIPPED, SHIPPED_ERRORS)
     if candidate is not None:
-        write_run(tmp_path, "CAND", candidate)
+        write_run(tmp_path, "CAND", candidate, errors)
     run = [sys.executable, str(SCRIPT), "SHIP", "CAND", "--runs", str(tmp_path)]
     done = subprocess.run(run, capture_output=True, text=True, timeout=60)
     assert done.returncode == status, done.stderr
@@ -87,3 +124,4 @@ def test_the_script_reads_the_runs_and_exits_with_its_verdict(
         return
     assert done.stdout.strip().splitlines()[-1] == last_line
     assert "| heldout_hard | frames_with_extra_frac | 0.01 |" in done.stdout
+    assert "| heldout | 6 |" in done.stdout  # the unreliable nozzle is not paired
