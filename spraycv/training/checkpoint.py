@@ -57,13 +57,15 @@ def save_checkpoint(
     tmp = weights.with_suffix(".tmp")
     save_file(state, str(tmp), metadata={"format": SIDECAR_FORMAT})
     tmp.replace(weights)  # atomic: a crash never leaves half a file under the real name
-    meta = {
+    # what this write is wins over the same keys of a sidecar read from another file (a
+    # float32 checkpoint shipped as float16 kept saying "as trained")
+    written = {
         "format": SIDECAR_FORMAT,
         "spraycv_version": spraycv.__version__,
         "created": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
         "weights_dtype": str(dtype or "as trained").removeprefix("torch."),
-        **sidecar,
     }
+    meta = {**written, **{k: v for k, v in sidecar.items() if k not in written}}
     sidecar_path(weights).write_text(json.dumps(meta, indent=2, default=str) + "\n")
     return weights
 
@@ -131,7 +133,5 @@ def upgrade_checkpoint(weights: Path, out: Path | None = None) -> str | None:
     dtypes = {v.dtype for v in load_file(str(weights)).values() if v.is_floating_point()}
     if len(dtypes) != 1:  # save_checkpoint writes one float dtype; anything else is foreign
         raise CheckpointError(f"{weights}: mixed float dtypes {sorted(map(str, dtypes))}")
-    # save_checkpoint writes these two afresh; an old "weights_dtype" could misstate the file
-    sidecar = {k: v for k, v in meta.items() if k not in ("format", "weights_dtype")}
-    save_checkpoint(out or weights, model, sidecar, dtypes.pop())
+    save_checkpoint(out or weights, model, meta, dtypes.pop())
     return old

@@ -102,6 +102,10 @@ def test_checkpoint_round_trip_and_errors(wedge_data: Path, tmp_path: Path):
         torch.testing.assert_close(loaded(x), model(x))
     half = save_checkpoint(tmp_path / "h.safetensors", model, side, dtype=torch.float16)
     assert half.stat().st_size < 0.6 * path.stat().st_size
+    # a float32 checkpoint's own sidecar, written again as float16 (scripts/ship_refiner.py)
+    _, meta = load_checkpoint(path)
+    again = save_checkpoint(tmp_path / "s.safetensors", model, meta, dtype=torch.float16)
+    assert load_checkpoint(again)[1]["weights_dtype"] == "float16"
     cut = tmp_path / "cut.safetensors"
     cut.write_bytes(path.read_bytes()[:1000])
     (tmp_path / "cut.json").write_text((tmp_path / "m.json").read_text())
