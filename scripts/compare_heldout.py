@@ -8,7 +8,8 @@ frames.jsonl). A candidate may ship only when it breaks no bound that the shippe
 holds (rows 35, 41 and 42 of docs/experiments.md were better on the angle and broke the hard
 set's false-plume bound), is worse on no angle set by more than Z_SIGNIFICANT standard errors
 of that paired change, and better on at least one by more. A set's MAE alone moves by noise:
-a change of 0.006 deg on the 922 readings of the standard set was 0.1 standard errors (row 62).
+the standard set's 1.484 -> 1.489 deg was +0.003 deg over the 921 nozzles both pipelines read,
+0.1 standard errors (docs/experiments.md, row 62).
 
 Usage:
     python scripts/compare_heldout.py S3f S6A [--runs runs/eval]
