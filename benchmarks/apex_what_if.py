@@ -42,8 +42,9 @@ FREE_SIDE_LINE = stage.side_line
 
 
 def pinned_line(points: np.ndarray, apex: np.ndarray) -> LineFit | None:
-    """A line through `apex` (2,) that fits `points` (N, 2) best (total least squares,
-    trimmed once at TRIM_PX), directed away from the apex; None with too few points."""
+    """A line through `apex` (2,) that fits `points` (N, 2) best (total least squares, then
+    again without the points further off than the larger of TRIM_PX and their 80th
+    percentile), directed away from the apex; None with too few points."""
     if len(points) < MIN_EDGE_ROWS:
         return None
     rel = points - apex

@@ -21,6 +21,7 @@ from __future__ import annotations
 import argparse
 import json
 import math
+import statistics
 import sys
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -104,9 +105,9 @@ def paired_change(shipped: Errors, candidate: Errors) -> PairedChange | None:
     if len(common) < 2:
         return None
     diff = [candidate[k] - shipped[k] for k in common]
-    mean = sum(diff) / len(diff)
-    var = sum((d - mean) ** 2 for d in diff) / (len(diff) - 1)
-    return PairedChange(mean, math.sqrt(var / len(diff)), len(diff))
+    return PairedChange(
+        statistics.fmean(diff), statistics.stdev(diff) / math.sqrt(len(diff)), len(diff)
+    )
 
 
 def read_paired(runs: Path, names: tuple[str, str]) -> dict[str, PairedChange]:
