@@ -6,8 +6,10 @@ rows differ only in what comes after the model. Every variant is evaluated end t
 `spraycv eval` does (matching, missed and extra plumes, unreliable readings).
 
 A variant is a comma-separated list of settings: `passes=N`, `flip=1`, `moved=FRAC/DEG`
-(re-read only plumes whose pose moved more; `moved=0/0`: always), `refiner=PATH`, or any
-GeometryConfig field (`apex_prior_px=10`); `base` is the shipped pipeline.
+(re-read only plumes whose pose moved more; `moved=0/0`: always), `apex_band=FROM/TO` (the
+share of the length the refiner locates the apex on; `apex_band=none`: free side fits),
+`refiner=PATH`, or any GeometryConfig field (`apex_prior_px=10`); `base` is the shipped
+pipeline.
 
 Usage: python benchmarks/pipeline_variants.py --data datasets/val_std --n 300 \
            base passes=1 passes=2,flip=1 apex_prior_px=20
@@ -55,14 +57,21 @@ def variant(base: Measurer, spec: str) -> Measurer:
         refiner = Refiner.load(Path(settings.pop("refiner")), threads=1)
     if refiner is not None:
         moved = settings.pop("moved", None)
+        apex_band = settings.pop("apex_band", None)
         refiner = Refiner(
             refiner.predictor,
             flip=settings.pop("flip", "0") == "1",
             passes=int(settings.pop("passes", refiner.passes)),
             moved=refiner.moved if moved is None else tuple(map(float, moved.split("/"))),
+            apex_band=_band(apex_band) if apex_band is not None else refiner.apex_band,
         )
     config = GeometryConfig(**{k: float(v) for k, v in settings.items()})
     return replace(base, config=config, refiner=refiner)
+
+
+def _band(spec: str) -> tuple[float, float] | None:
+    """`FROM/TO` as a pair of shares of the length; `none` as None."""
+    return None if spec == "none" else tuple(map(float, spec.split("/")))  # type: ignore[return-value]
 
 
 def main() -> None:

@@ -2,7 +2,14 @@
 
 Each crop row between 10 and 40 % of the length (the band of the angle's definition) gives
 the sub-pixel positions where the probability crosses 0.5 at both ends of the run that holds
-the axis; the points map back to the image, and one robust line is fitted per side.
+the axis; the points map back to the image, and one line is fitted per side.
+
+Where the two sides meet is settled next to the orifice, not by the band: the lines of the
+band, fitted freely, meet at an apex extrapolated over a tenth of the length and more, and a
+pixel off there turns both lines (docs/experiments.md, row 64). So the apex is where the
+sides of the near-orifice band (0-25 % of the length) meet, and the band's lines are fitted
+through it; without that apex (too few edges near the orifice, or sides that meet far from
+where the crop puts the nozzle) each side is fitted freely.
 """
 
 from __future__ import annotations
@@ -12,13 +19,18 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from spraycv.geometry.linefit import LineFit, fit_line
-from spraycv.refine.pose import crop_row, to_image
+from spraycv.geometry.linefit import LineFit, fit_line, intersect
+from spraycv.refine.pose import crop_row, spray_length, to_image
 
 MIN_EDGE_ROWS = 6  # fewer usable rows on a side: the crop gives no line for it
 
 READ_BAND = (0.1, 0.4)  # the share of the spray length the edges are read on: the
 # cone angle's definition (docs/cone_angle.md); the refiner's sidecar "band"
+APEX_BAND = (0.0, 0.25)  # the share of the length the apex is located on (experiments row 66:
+# val_std MAE 1.60 -> 1.24 deg; 2-20 %, 3-25 %, 5-30 % and others measured too)
+APEX_REACH_FRAC = 0.1  # a near-orifice apex further than this share of the length from the
+# crop's own apex is not this plume's (sides nearly parallel there, or another edge)
+TRIM_PX = 1.5  # edge points further off a line through the apex are dropped in its last fit
 
 
 @dataclass(frozen=True)
@@ -115,6 +127,69 @@ def _mapped(points: list[tuple[float, float]], transform: np.ndarray) -> np.ndar
     if not points:
         return np.zeros((0, 2))
     return to_image(np.asarray(points, dtype=np.float64), transform)
+
+
+def side_lines(
+    prob: np.ndarray,
+    transform: np.ndarray,
+    band: tuple[float, float] = READ_BAND,
+    apex_band: tuple[float, float] | None = APEX_BAND,
+) -> tuple[LineFit | None, LineFit | None]:
+    """The plume's (left, right) boundary lines in the image, read on `band` of one crop and
+    through the apex located on `apex_band` (None: each side fitted freely).
+
+    Args:
+        prob: (H, W) float spray probability of the canonical crop.
+        transform: (2, 3) crop -> image affine of the crop's pose.
+    """
+    edges = crop_edges(prob, transform, band)
+    apex = crop_apex(prob.shape, transform)
+    near = None if apex_band is None else near_apex(prob, transform, apex_band)
+    reach = APEX_REACH_FRAC * spray_length(transform, prob.shape)
+    if near is not None and np.hypot(*(near - apex)) > reach:
+        near = None
+    if near is None:
+        return side_line(edges.left, apex), side_line(edges.right, apex)
+    return pinned_line(edges.left, near), pinned_line(edges.right, near)
+
+
+def crop_apex(shape: tuple[int, int], transform: np.ndarray) -> np.ndarray:
+    """(2,) the image point where a crop of this shape and transform puts the apex."""
+    return to_image(np.array([[(shape[1] - 1) / 2, crop_row(0.0, shape)]]), transform)[0]
+
+
+def near_apex(
+    prob: np.ndarray, transform: np.ndarray, apex_band: tuple[float, float] = APEX_BAND
+) -> np.ndarray | None:
+    """(2,) image point where the free lines of the crop's two sides on `apex_band` meet;
+    None when a side has too few edge points there or the lines are parallel."""
+    edges = crop_edges(prob, transform, apex_band)
+    reference = crop_apex(prob.shape, transform)
+    left, right = side_line(edges.left, reference), side_line(edges.right, reference)
+    if left is None or right is None:
+        return None
+    return intersect(left.point, left.direction, right.point, right.direction)
+
+
+def pinned_line(points: np.ndarray, apex: np.ndarray) -> LineFit | None:
+    """The line through `apex` (2,) that fits `points` (N, 2) best (total least squares, then
+    again without the points further off than the larger of TRIM_PX and their 80th
+    percentile), directed away from the apex; None with too few points. Its RMS is over all
+    the points: the residual of the line reported."""
+    if len(points) < MIN_EDGE_ROWS:
+        return None
+    rel = points - apex
+    keep = np.ones(len(rel), dtype=bool)
+    for _ in range(2):
+        _, vectors = np.linalg.eigh(rel[keep].T @ rel[keep])
+        u = vectors[:, 1]
+        off = np.abs(rel @ np.array([-u[1], u[0]]))
+        keep = off <= max(TRIM_PX, float(np.percentile(off, 80)))
+    if float(rel.mean(axis=0) @ u) < 0:
+        u = -u
+    rms = float(np.sqrt(np.mean(off**2)))
+    return LineFit(np.asarray(apex, dtype=np.float64).copy(), u, rms, len(points),
+                   int((off <= TRIM_PX).sum()))  # fmt: skip
 
 
 def side_line(points: np.ndarray, apex: np.ndarray) -> LineFit | None:

@@ -62,6 +62,12 @@ def pose_transform(pose: CropPose, size: tuple[int, int]) -> np.ndarray:
     return np.column_stack([kx * right, ky * down, origin])
 
 
+def spray_length(transform: np.ndarray, size: tuple[int, int]) -> float:
+    """The spray length L (px) of the pose behind a crop (H, W) -> image transform."""
+    rows_per_length = (size[0] - 1) / (S_END_FRAC - S_START_FRAC)
+    return float(np.hypot(*transform[:, 1])) * rows_per_length
+
+
 def to_image(points: np.ndarray, transform: np.ndarray) -> np.ndarray:
     """(N, 2) crop (col, row) -> (N, 2) image (x, y)."""
     pts = np.asarray(points, dtype=np.float64).reshape(-1, 2)

@@ -13,7 +13,7 @@ from spraycv.geometry.coverage import coverage_width
 from spraycv.geometry.linefit import LineFit, intersect
 from spraycv.geometry.types import ConeMeasurement, Line, MeasureHints
 from spraycv.geometry.wedge import normal_left
-from spraycv.refine.edges import READ_BAND, crop_edges, side_line
+from spraycv.refine.edges import APEX_BAND, READ_BAND, side_lines
 from spraycv.refine.pose import (
     CropPose,
     crop_pose,
@@ -68,10 +68,12 @@ class Refiner:
         flip: bool = False,
         passes: int = PASSES,
         moved: tuple[float, float] = (MOVED_FRAC, MOVED_DEG),
+        apex_band: tuple[float, float] | None = APEX_BAND,
     ):
         self.predictor = predictor
         self.size = tuple(predictor.io.input_size)
         self.band = band
+        self.apex_band = apex_band  # where the sides' meeting point is read (None: free fits)
         self.flip = flip  # average each crop with its mirror (the axis is the mirror line)
         self.passes = passes  # re-crop at the refined pose and read again
         self.moved = moved
@@ -149,9 +151,7 @@ class Refiner:
         for k, i in enumerate(todo):
             core = min(out[i].half_angle_left_deg, out[i].half_angle_right_deg)
             support[i] = crop_support(probs[k], poses[k], core, self.band)
-            edges = crop_edges(probs[k], transforms[k], self.band)
-            apex = np.asarray(out[i].apex, dtype=np.float64)
-            left, right = side_line(edges.left, apex), side_line(edges.right, apex)
+            left, right = side_lines(probs[k], transforms[k], self.band, self.apex_band)
             if left is not None and right is not None:
                 out[i] = refined(out[i], left, right, image.shape[:2], hints)
 

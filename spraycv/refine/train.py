@@ -17,7 +17,7 @@ from spraycv.config.loader import dump_config
 from spraycv.config.refine import RefinerTrainConfig
 from spraycv.models.registry import count_parameters, create_model
 from spraycv.refine.data import CropSource, Target, jittered_pose
-from spraycv.refine.edges import READ_BAND, crop_edges, side_line
+from spraycv.refine.edges import READ_BAND, side_lines
 from spraycv.refine.negatives import (
     as_target,
     load_negatives,
@@ -139,10 +139,10 @@ def crop_loss(logits: torch.Tensor, truth: torch.Tensor, band_weight: float) -> 
     return (bce * weight).sum() / weight.sum() + dice
 
 
-def read_included(prob: np.ndarray, transform: np.ndarray, apex: np.ndarray) -> float:
-    """The included angle (deg) read from one crop's probability, NaN when unreadable."""
-    edges = crop_edges(prob, transform)
-    left, right = side_line(edges.left, apex), side_line(edges.right, apex)
+def read_included(prob: np.ndarray, transform: np.ndarray) -> float:
+    """The included angle (deg) read from one crop's probability as the refinement stage
+    reads it, NaN when unreadable."""
+    left, right = side_lines(prob, transform)
     if left is None or right is None:
         return math.nan
     cos = float(np.clip(left.direction @ right.direction, -1, 1))
@@ -164,8 +164,8 @@ class CropValidation:
         """(N,) absolute included-angle errors (NaN where unreadable)."""
         out = []
         transforms = [transform for _, _, transform in self.crops]
-        for (target, pose), transform, prob in zip(self.items, transforms, probs, strict=True):
-            read = read_included(prob, transform, np.asarray(pose.apex))
+        for (target, _), transform, prob in zip(self.items, transforms, probs, strict=True):
+            read = read_included(prob, transform)
             out.append(abs(read - target.included))
         return np.asarray(out)
 

@@ -1,54 +1,55 @@
-"""benchmarks/apex_what_if.py: a side line fitted through a given apex, and which apex each
-mode takes (the what-if of experiments row 64)."""
+"""benchmarks/apex_what_if.py: which apex each mode fits the side lines through (the
+what-if of experiments rows 64 and 66)."""
 
 from __future__ import annotations
-
-import math
 
 import numpy as np
 import pytest
 from repo_scripts import load_script
 
+from spraycv.geometry.analytic import WedgeSpec, draw_wedge, true_length
+from spraycv.refine.edges import READ_BAND, side_lines
+from spraycv.refine.pose import crop_pose, pose_transform, warp_crop
+
 what_if = load_script("apex_what_if", "benchmarks")
 
-APEX = np.array([10.0, 10.0])
-DIRECTION = np.array([math.cos(math.radians(60)), math.sin(math.radians(60))])
+SPEC = WedgeSpec((256.0, 60.0), 0.0, 20.0, 20.0, 300.0)
+ELSEWHERE = np.array([258.0, 59.0])  # 2.2 px from the true apex
 
 
-def _side(n: int = 20, outliers: int = 0) -> np.ndarray:
-    """(n, 2) points along DIRECTION from APEX at 10-40 px, the first `outliers` 6 px off."""
-    r = np.linspace(10, 40, n)[:, None]
-    points = APEX + r * DIRECTION
-    normal = np.array([-DIRECTION[1], DIRECTION[0]])
-    points[:outliers] += 6.0 * normal
-    return points
-
-
-def _angle_deg(u: np.ndarray, v: np.ndarray) -> float:
-    return math.degrees(math.acos(min(1.0, abs(float(u @ v)))))
-
-
-@pytest.mark.parametrize(("n", "outliers", "max_err_deg"), [(20, 0, 1e-4), (20, 2, 0.5)])
-def test_the_pinned_line_passes_the_apex_along_the_side(n, outliers, max_err_deg):
-    fit = what_if.pinned_line(_side(n, outliers), APEX)
-    assert np.allclose(fit.point, APEX)
-    assert _angle_deg(fit.direction, DIRECTION) <= max_err_deg
-    assert float(fit.direction @ DIRECTION) > 0  # directed away from the apex
-
-
-def test_too_few_points_give_no_line():
-    assert what_if.pinned_line(_side(n=3), APEX) is None
+def _crop(apex_shift: tuple[float, float]):
+    mask = draw_wedge((512, 512), SPEC).astype(np.float32)
+    length = true_length((512, 512), SPEC)
+    pose = crop_pose(np.add(SPEC.apex, apex_shift), SPEC.axis, length, 20.0)
+    transform = pose_transform(pose, (128, 128))
+    return warp_crop(mask, transform, (128, 128)), transform
 
 
 @pytest.mark.parametrize(
-    ("reading_apex", "pinned_at"),
-    [((11.0, 9.0), APEX), ((60.0, 60.0), None)],  # near the true apex: pinned; far: free
+    ("mode", "shift", "pinned_at"),
+    [
+        ("true", (1.0, -1.0), ELSEWHERE),  # the crop near that apex: pinned there
+        ("true", (0.0, -20.0), None),  # far from it: free
+        ("own", (1.0, -1.0), np.add(SPEC.apex, (1.0, -1.0))),  # at the crop's own apex
+        ("free", (1.0, -1.0), None),
+    ],
 )
-def test_the_true_mode_pins_at_the_nearest_true_apex(reading_apex, pinned_at):
-    side_line = what_if.apex_source("true", APEX[None, :], np.zeros((0, 2)), frame=0)
-    fit = side_line(_side(), np.asarray(reading_apex))
-    free = what_if.FREE_SIDE_LINE(_side(), np.asarray(reading_apex))
+def test_each_mode_pins_at_its_apex(mode, shift, pinned_at):
+    prob, transform = _crop(shift)
+    lines = what_if.apex_source(mode, ELSEWHERE[None, :], np.zeros((0, 2)), frame=0)(
+        prob, transform, READ_BAND
+    )
     if pinned_at is None:
-        assert np.allclose(fit.point, free.point) and np.allclose(fit.direction, free.direction)
+        free = side_lines(prob, transform, READ_BAND, None)
+        assert all(np.allclose(a.point, b.point) for a, b in zip(lines, free, strict=True))
     else:
-        assert np.allclose(fit.point, pinned_at)
+        assert all(np.allclose(line.point, pinned_at) for line in lines)
+
+
+def test_the_near_mode_is_the_shipped_fit():
+    prob, transform = _crop((1.0, -1.0))
+    lines = what_if.apex_source("near", np.zeros((0, 2)), np.zeros((0, 2)), frame=0)(
+        prob, transform, READ_BAND
+    )
+    shipped = side_lines(prob, transform)
+    assert all(np.allclose(a.direction, b.direction) for a, b in zip(lines, shipped, strict=True))

@@ -129,8 +129,10 @@ def off_pose(m: ConeMeasurement) -> ConeMeasurement:
 
 
 # (passes, largest angle error (deg), largest apex error (px)): reading again at the pose
-# the first pass found corrects what a poor starting pose costs
-PASSES = [(1, 0.3, 0.6), (2, 0.1, 0.2)]
+# the first pass found corrects what a poor starting pose costs (the second pass's bounds
+# are the near-orifice apex's on a binary raster, where the plume's tip is a pixel or two
+# wide; on the soft truth of rendered crops it reads closer than free lines, row 66)
+PASSES = [(1, 0.3, 0.6), (2, 0.2, 0.5)]
 
 
 @pytest.mark.parametrize(("passes", "max_deg", "max_px"), PASSES)
