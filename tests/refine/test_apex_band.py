@@ -7,6 +7,7 @@ import math
 
 import numpy as np
 import pytest
+from analytic_plumes import SPECS
 
 from spraycv.geometry.analytic import WedgeSpec, draw_wedge, true_length
 from spraycv.refine.edges import (
@@ -20,12 +21,6 @@ from spraycv.refine.edges import (
 from spraycv.refine.pose import crop_pose, crop_row, pose_transform, to_image, warp_crop
 
 SIZE = (128, 128)
-SPECS = [  # narrow, wide, tilted, asymmetric
-    WedgeSpec((256.0, 60.0), 0.0, 12.0, 12.0, 300.0),
-    WedgeSpec((200.0, 80.0), 8.0, 50.0, 50.0, 260.0, flatness=0.6),
-    WedgeSpec((300.0, 90.0), -25.0, 20.0, 30.0, 220.0),
-    WedgeSpec((250.0, 40.0), 0.0, 35.0, 20.0, 400.0),
-]
 
 APEX = np.array([10.0, 10.0])
 DIRECTION = np.array([math.cos(math.radians(60)), math.sin(math.radians(60))])

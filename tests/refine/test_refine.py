@@ -7,6 +7,7 @@ import math
 
 import numpy as np
 import pytest
+from analytic_plumes import SPECS
 
 from spraycv.geometry import ConeMeasurement, QualityFlag, measure_cones
 from spraycv.geometry.analytic import WedgeSpec, draw_wedge, true_length
@@ -16,12 +17,6 @@ from spraycv.refine.stage import Refiner, pose_of
 from spraycv.runtime.processing import ModelIO
 
 SIZE = (128, 128)
-SPECS = [  # narrow, wide, tilted, asymmetric
-    WedgeSpec((256.0, 60.0), 0.0, 12.0, 12.0, 300.0),
-    WedgeSpec((200.0, 80.0), 8.0, 50.0, 50.0, 260.0, flatness=0.6),
-    WedgeSpec((300.0, 90.0), -25.0, 20.0, 30.0, 220.0),
-    WedgeSpec((250.0, 40.0), 0.0, 35.0, 20.0, 400.0),
-]
 
 
 ROW_CASES = [  # profile, centre, reach, expected (left, right) edge columns
