@@ -174,8 +174,9 @@ def near_apex(
 def pinned_line(points: np.ndarray, apex: np.ndarray) -> LineFit | None:
     """The line through `apex` (2,) that fits `points` (N, 2) best (total least squares, then
     again without the points further off than the larger of TRIM_PX and their 80th
-    percentile), directed away from the apex; None with too few points. Its RMS is over all
-    the points: the residual of the line reported."""
+    percentile), directed away from the apex; None with too few points. Its RMS is over the
+    points of that last fit, as side_line's is over its inliers: the worst fifth (droplets,
+    a neighbour's edge) is left out, an edge that disagrees with the apex is not."""
     if len(points) < MIN_EDGE_ROWS:
         return None
     rel = points - apex
@@ -187,7 +188,7 @@ def pinned_line(points: np.ndarray, apex: np.ndarray) -> LineFit | None:
         keep = off <= max(TRIM_PX, float(np.percentile(off, 80)))
     if float(rel.mean(axis=0) @ u) < 0:
         u = -u
-    rms = float(np.sqrt(np.mean(off**2)))
+    rms = float(np.sqrt(np.mean(off[keep] ** 2)))  # over the points it was fitted to
     return LineFit(np.asarray(apex, dtype=np.float64).copy(), u, rms, len(points),
                    int((off <= TRIM_PX).sum()))  # fmt: skip
 
