@@ -21,6 +21,14 @@ class PoseJitter(StrictModel):
     half_angle_deg: float = Field(5.0, ge=0)  # error of the angle that sizes the crop
 
 
+class CropBlur(StrictModel):
+    """Camera blur of training crops (spraycv.refine.blur): defocus or motion, in image px."""
+
+    frac: float = Field(0.0, ge=0, le=1)  # the share of crops blurred (0: none)
+    gaussian_px: tuple[float, float] = (0.5, 4.0)  # defocus: the Gaussian's sigma
+    motion_px: tuple[float, float] = (3.0, 12.0)  # motion: the streak's length
+
+
 class RefinerTrainConfig(StrictModel):
     """One refiner training run: rendered data in, runs/NAME/{last,best}.safetensors out."""
 
@@ -45,6 +53,7 @@ class RefinerTrainConfig(StrictModel):
     warmup_steps: int = Field(200, ge=0)
     band_weight: float = Field(4.0, ge=0)  # extra loss weight on edges in the 5-45 % band
     jitter: PoseJitter = Field(default_factory=PoseJitter)
+    blur: CropBlur = Field(default_factory=CropBlur)
     # crops without a plume (spraycv.refine.negatives): this share of every batch, half of
     # them at the false readings that `mine_weights` makes on the training set (mined once,
     # kept in the run folder), half at random poses on frames where nothing sprays

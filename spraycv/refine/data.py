@@ -11,6 +11,7 @@ import cv2
 import numpy as np
 
 from spraycv.config.refine import PoseJitter
+from spraycv.refine.blur import blurred_crop
 from spraycv.refine.pose import CropPose, crop_pose, pose_transform, warp_crop
 
 MIN_LENGTH_PX = 20.0  # shorter plumes have no band to read
@@ -54,21 +55,30 @@ class CropSource:
         self.empty_frames = [i for i, inst in enumerate(self.instances) if not inst.any()]
 
     def crop(
-        self, target: Target, pose: CropPose, size: int
+        self, target: Target, pose: CropPose, size: int, blur: np.ndarray | None = None
     ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """(image crop (S, S, 3) uint8, soft target (S, S) float32 of this nozzle's spray,
-        crop -> image transform (2, 3))."""
+        crop -> image transform (2, 3)); the image blurred by the kernel `blur` (image px)
+        when one is given, the target never."""
         transform = pose_transform(pose, (size, size))
-        image = warp_crop(self.images[target.frame], transform, (size, size))
+        image = _cut(self.images[target.frame], transform, size, blur)
         own = (self.instances[target.frame] == target.instance).astype(np.float32)
         truth = warp_crop(own, transform, (size, size))
         return image, truth, transform
 
-    def empty_crop(self, frame: int, pose: CropPose, size: int) -> tuple[np.ndarray, np.ndarray]:
+    def empty_crop(
+        self, frame: int, pose: CropPose, size: int, blur: np.ndarray | None = None
+    ) -> tuple[np.ndarray, np.ndarray]:
         """(image crop (S, S, 3) uint8, all-zero target (S, S) float32) of a crop where no
-        nozzle sprays (spraycv.refine.negatives)."""
-        image = warp_crop(self.images[frame], pose_transform(pose, (size, size)), (size, size))
+        nozzle sprays (spraycv.refine.negatives), blurred as `crop` blurs."""
+        image = _cut(self.images[frame], pose_transform(pose, (size, size)), size, blur)
         return image, np.zeros((size, size), np.float32)
+
+
+def _cut(image: np.ndarray, transform: np.ndarray, size: int, blur: np.ndarray | None):
+    if blur is None:
+        return warp_crop(image, transform, (size, size))
+    return blurred_crop(image, transform, (size, size), blur)
 
 
 def _target(frame: int, nz: dict) -> Target | None:

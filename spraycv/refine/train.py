@@ -16,6 +16,7 @@ from torch.optim.swa_utils import AveragedModel, get_ema_multi_avg_fn
 from spraycv.config.loader import dump_config
 from spraycv.config.refine import RefinerTrainConfig
 from spraycv.models.registry import count_parameters, create_model
+from spraycv.refine.blur import random_kernel
 from spraycv.refine.data import CropSource, Target, jittered_pose
 from spraycv.refine.edges import READ_BAND, side_lines
 from spraycv.refine.negatives import (
@@ -70,7 +71,11 @@ class Negatives:
             raise ValueError(f"{cfg.train_data}: no false reading and no frame without spray")
 
     def draw(
-        self, source: CropSource, cfg: RefinerTrainConfig, rng: np.random.Generator
+        self,
+        source: CropSource,
+        cfg: RefinerTrainConfig,
+        rng: np.random.Generator,
+        blur: np.ndarray | None = None,
     ) -> tuple[np.ndarray, np.ndarray]:
         """One (image crop, empty target): half mined (jittered), half random."""
         if self.empty_frames and (not self.train or rng.random() < 0.5):
@@ -79,7 +84,7 @@ class Negatives:
         else:
             negative = self.train[rng.integers(len(self.train))]
             frame, pose = negative.frame, jittered_pose(as_target(negative), cfg.jitter, rng)
-        return source.empty_crop(frame, pose, cfg.crop_size)
+        return source.empty_crop(frame, pose, cfg.crop_size, blur)
 
 
 def _mined(source: CropSource, cfg: RefinerTrainConfig, files: RunFiles, log) -> list:
@@ -108,15 +113,20 @@ def make_batch(
     negatives: Negatives | None = None,
 ) -> tuple[torch.Tensor, torch.Tensor]:
     """(B, 3, S, S) normalised crops and (B, 1, S, S) soft truth at jittered poses; a share
-    `cfg.negative_frac` of them without a plume when `negatives` are given."""
+    `cfg.negative_frac` of them without a plume when `negatives` are given, a share
+    `cfg.blur.frac` of all of them blurred as a camera blurs (the truth not)."""
     crops, truths = [], []
     for i in rng.integers(0, len(source.targets), cfg.batch_size):
+        # no draw without blur: the random stream of runs without it stays as it was
+        blur = (
+            random_kernel(cfg.blur, rng) if cfg.blur.frac and rng.random() < cfg.blur.frac else None
+        )
         if negatives is not None and rng.random() < cfg.negative_frac:
-            image, truth = negatives.draw(source, cfg, rng)
+            image, truth = negatives.draw(source, cfg, rng, blur)
         else:
             target = source.targets[i]
             pose = jittered_pose(target, cfg.jitter, rng)
-            image, truth, _ = source.crop(target, pose, cfg.crop_size)
+            image, truth, _ = source.crop(target, pose, cfg.crop_size, blur)
         if rng.random() < 0.5:  # the mirror image is a plume too (left and right swap)
             image, truth = image[:, ::-1], truth[:, ::-1]
         crops.append(_photometric(np.ascontiguousarray(image), rng))

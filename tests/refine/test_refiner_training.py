@@ -6,12 +6,16 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import numpy as np
 import pytest
 import torch
 from torch import nn
 
-from spraycv.config.refine import RefinerTrainConfig
-from spraycv.refine.train import WeightAverage, train_refiner
+from spraycv.config.refine import CropBlur, PoseJitter, RefinerTrainConfig
+from spraycv.refine.blur import gaussian_kernel
+from spraycv.refine.data import CropSource, jittered_pose
+from spraycv.refine.train import WeightAverage, make_batch, train_refiner
+from spraycv.runtime.processing import ModelIO
 from spraycv.training.checkpoint import load_checkpoint
 
 
@@ -54,3 +58,36 @@ def test_a_run_stops_resumes_and_saves_what_it_validated(frames: Path, tmp_path:
     key = next(k for k in state["model"] if k.endswith("weight"))
     same = torch.equal(trained[key].float(), state["model"][key].float())
     assert same == (decay is None)  # with an average, the saved weights are not the last ones
+
+
+def _detail(x) -> float:
+    """Mean absolute step between neighbouring rows of 2 x 2 blocks (the sensor noise added
+    after a blur averaged down): less after a blur."""
+    x = np.asarray(x, dtype=np.float64)
+    h, w = x.shape[-2] // 2 * 2, x.shape[-1] // 2 * 2
+    x = x[..., :h, :w]
+    blocks = (x[..., ::2, ::2] + x[..., 1::2, ::2] + x[..., ::2, 1::2] + x[..., 1::2, 1::2]) / 4
+    return float(np.abs(np.diff(blocks, axis=-2)).mean())
+
+
+def test_a_blurred_crop_keeps_its_truth(frames: Path):
+    source = CropSource(frames)
+    target = source.targets[0]
+    pose = jittered_pose(target, PoseJitter(), np.random.default_rng(0))
+    sharp, truth, transform = source.crop(target, pose, 64)
+    soft, soft_truth, soft_transform = source.crop(target, pose, 64, gaussian_kernel(3.0))
+    assert np.array_equal(truth, soft_truth) and np.array_equal(transform, soft_transform)
+    assert _detail(soft) < 0.8 * _detail(sharp)
+
+
+def test_blurred_batches_are_smoother(frames: Path):
+    source = CropSource(frames)
+    io = ModelIO((64, 64), (0.5, 0.5, 0.5), (0.25, 0.25, 0.25))
+    detail = {}
+    for frac in (0.0, 1.0):
+        blur = CropBlur(frac=frac, gaussian_px=(5.0, 5.0), motion_px=(15.0, 15.0))
+        cfg = RefinerTrainConfig(train_data=frames, crop_size=64, batch_size=24, blur=blur)
+        images, truths = make_batch(source, cfg, io, np.random.default_rng(3))
+        assert images.shape == (24, 3, 64, 64) and truths.shape == (24, 1, 64, 64)
+        detail[frac] = _detail(images)
+    assert detail[1.0] < 0.8 * detail[0.0]
