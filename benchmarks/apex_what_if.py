@@ -52,10 +52,13 @@ def _pinned_at(apex: np.ndarray) -> Callable:
     return side_lines
 
 
+FIXED_MODES = {"near": SHIPPED_SIDE_LINES, "free": _free}  # modes that need no reference apex
+
+
 def apex_source(mode: str, truth: np.ndarray, peaks: np.ndarray, frame: int) -> Callable:
     """The side-lines function of a mode for one frame (truth, peaks: (K, 2) apexes)."""
-    if mode in ("near", "free"):
-        return {"near": SHIPPED_SIDE_LINES, "free": _free}[mode]
+    if mode in FIXED_MODES:
+        return FIXED_MODES[mode]
     if mode == "own":
         return lambda prob, t, band, apex_band=None: _pinned_at(crop_apex(prob.shape, t))(
             prob, t, band
