@@ -9,7 +9,8 @@ A variant is a comma-separated list of settings: `passes=N`, `flip=1`, `moved=FR
 (re-read only plumes whose pose moved more; `moved=0/0`: always), `apex_band=FROM/TO` (the
 share of the length the refiner locates the apex on; `apex_band=none`: free side fits),
 `refiner=PATH`, or any GeometryConfig field (`apex_prior_px=10`); `base` is the shipped
-pipeline.
+pipeline. `--by-style` adds, under each variant, its figures for each renderer style of the
+set (a mixed set's weak look is otherwise lost in its mean).
 
 Usage: python benchmarks/pipeline_variants.py --data datasets/val_std --n 300 \
            base passes=1 passes=2,flip=1 apex_prior_px=20
@@ -80,6 +81,7 @@ def main() -> None:
     ap.add_argument("--data", type=Path, default=Path("datasets/val_std"))
     ap.add_argument("--n", type=int, default=300)
     ap.add_argument("--weights", type=Path, default=None)
+    ap.add_argument("--by-style", action="store_true", help="one more row per renderer style")
     args = ap.parse_args()
     base = load_measurer(args.weights or default_weights(), threads=1)
     frames = []
@@ -98,9 +100,12 @@ def main() -> None:
         measurer, report, tic = variant(base, spec), EvalReport(), time.perf_counter()
         for record, image, truth in frames:
             report.frames.append(evaluate_frame(record, image, truth, measurer)[0])
-        summary = report.summary()
-        cells = " | ".join(f"{summary[k]:.4g}" for k in SHOWN)
-        print(f"| {spec} | {time.perf_counter() - tic:.0f} | {cells} |", flush=True)
+        seconds = time.perf_counter() - tic
+        rows = {"": report.summary()} | (report.by_style() if args.by_style else {})
+        for style, summary in rows.items():
+            cells = " | ".join("-" if summary[k] is None else f"{summary[k]:.4g}" for k in SHOWN)
+            label = f"{spec} [{style}]" if style else spec
+            print(f"| {label} | {seconds:.0f} | {cells} |", flush=True)
 
 
 if __name__ == "__main__":
