@@ -6,7 +6,8 @@ rows differ only in what comes after the model. Every variant is evaluated end t
 `spraycv eval` does (matching, missed and extra plumes, unreliable readings).
 
 A variant is a comma-separated list of settings: `passes=N`, `flip=1`, `moved=FRAC/DEG`
-(re-read only plumes whose pose moved more; `moved=0/0`: always), `apex_band=FROM/TO` (the
+(re-read only plumes whose pose moved more; `moved=0/0`: always), `band=FROM/TO` (the share
+of the length the refiner reads the sides on), `apex_band=FROM/TO` (the
 share of the length the refiner locates the apex on; `apex_band=none`: free side fits),
 `refiner=PATH`, or any GeometryConfig field (`apex_prior_px=10`); `base` is the shipped
 pipeline. `--by-style` adds, under each variant, its figures for each renderer style of the
@@ -59,8 +60,10 @@ def variant(base: Measurer, spec: str) -> Measurer:
     if refiner is not None:
         moved = settings.pop("moved", None)
         apex_band = settings.pop("apex_band", None)
+        band = settings.pop("band", None)
         refiner = Refiner(
             refiner.predictor,
+            band=refiner.band if band is None else _band(band),
             flip=settings.pop("flip", "0") == "1",
             passes=int(settings.pop("passes", refiner.passes)),
             moved=refiner.moved if moved is None else tuple(map(float, moved.split("/"))),
