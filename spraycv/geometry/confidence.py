@@ -3,11 +3,11 @@ turned into a confidence in [0, 1] and, below a threshold, the reasons it is unr
 
 A reading is a plume only if its boundaries are straight (fit residuals), visible in the
 image as an edge between spray and background (edge contrast), issue from where a nozzle is
-(apex-head support, apex inside the image), open away from the apex (widening, and both
-sides ahead of the orifice) and, with a refiner, be spray on its near-orifice crop (crop
-support). Each piece of evidence gives a score in [0, 1]; the confidence is their product,
-so one clear failure is enough. Pure numpy; spraycv.measure.Measurer applies it to every
-reading.
+(apex-head support, apex inside the image), open away from the apex (widening, both sides
+ahead of the orifice, one on each side of the axis) and, with a refiner, be spray on its
+near-orifice crop (crop support). Each piece of evidence gives a score in [0, 1]; the
+confidence is their product, so one clear failure is enough. Pure numpy;
+spraycv.measure.Measurer applies it to every reading.
 """
 
 from __future__ import annotations
@@ -36,6 +36,7 @@ class Evidence:
     apex_inside: bool
     widening: float  # the width's growth along the band over the growth the angles imply
     widest_half_angle_deg: float  # a side at 90 deg or more from the axis points back
+    narrowest_half_angle_deg: float  # below 0: a side on the other side of the axis
     crop_support: float = NAN  # the refiner's spray probability on the plume's core
 
 
@@ -145,6 +146,7 @@ def gather(
         apex_inside=bool(-0.5 <= x <= w - 0.5 and -0.5 <= y <= h - 0.5),
         widening=widening(m),
         widest_half_angle_deg=max(m.half_angle_left_deg, m.half_angle_right_deg),
+        narrowest_half_angle_deg=min(m.half_angle_left_deg, m.half_angle_right_deg),
         crop_support=crop_support,
     )
 
@@ -180,6 +182,11 @@ def scores(evidence: Evidence, length_px: float, cfg: GeometryConfig) -> dict[st
         # a spray leaves its orifice forwards: a boundary at 90 deg or more from the axis
         # runs back past the nozzle, so the reading took something else for a side
         "side_behind_apex": 1.0 if evidence.widest_half_angle_deg < 90.0 else 0.0,
+        # both sides on one side of the axis: the lines do not bound the plume the axis was
+        # read from (a refined crop that found one edge twice)
+        "side_across_axis": (
+            1.0 if evidence.narrowest_half_angle_deg > -TUNING.across_axis_deg else 0.0
+        ),
         "no_spray_in_crop": _ramp(
             evidence.crop_support, TUNING.crop_support_none, TUNING.crop_support_clear
         ),

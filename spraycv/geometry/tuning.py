@@ -101,6 +101,8 @@ class Tuning:
     crop_support_none: float = 0.2  # the refiner's mean spray probability on a plume's
     crop_support_clear: float = 0.5  # core (spraycv.refine.stage): none at all, clearly a plume
     failing_score: float = 0.5  # a piece of evidence scoring below this is a reason
+    across_axis_deg: float = 5.0  # a side this far on the other side of the axis: no wedge
+    # about it (an axis off by a few degrees puts a narrow plume's side just across)
 
     # -- matching measurements to ground truth (matching: the benchmark and evaluation) ------
     match_min_px: float = 10.0  # apex distance always accepted

@@ -62,6 +62,12 @@ def _side_behind(m, image, apexes):
     return dataclasses.replace(m, half_angle_left_deg=95.0), image, apexes  # back past the nozzle
 
 
+def _side_across(m, image, apexes):
+    # both lines right of the axis: an edge found twice (independent drawer, row 76)
+    across = dataclasses.replace(m, half_angle_left_deg=-18.0, half_angle_right_deg=23.0)
+    return across, image, apexes
+
+
 CASES = [
     (_poor_fit, "poor_fit"),
     (_outside, "apex_outside_image"),
@@ -70,6 +76,7 @@ CASES = [
     (_no_peak_at_all, "no_apex_support"),
     (_stripe, "does_not_widen"),
     (_side_behind, "side_behind_apex"),
+    (_side_across, "side_across_axis"),
 ]
 
 
@@ -113,3 +120,25 @@ def test_grey_samples_are_bilinear_without_a_grey_copy(channels):
     ref = cv2.remap(grey, xy[:, :1], xy[:, 1:], cv2.INTER_LINEAR).ravel()
     assert np.abs(got[inside] - ref).max() < 0.75  # cv2 rounds the grey and the position
     assert np.isnan(_sample(image, np.array([[-1.0, 5.0]]))).all()
+
+
+def test_a_side_just_across_the_axis_is_kept() -> None:
+    """A narrow plume whose axis is a few degrees off has one side just across it."""
+    m, image, apexes = clean_reading()
+    narrow = dataclasses.replace(m, half_angle_left_deg=-3.0, half_angle_right_deg=9.0)
+    assert assess(narrow, SHAPE, CFG, image, apexes).unreliable == ""
+
+
+def test_a_weaker_apex_peak_vouches_through_the_pipeline() -> None:
+    """Measurer.read_mask: a peak too weak to steer the geometry (in `support`, not among
+    the likely apexes) still supports the reading at it; none at all does not."""
+    from spraycv.measure import Measurer
+
+    _, image, apexes = clean_reading()
+    mask = draw_wedge(SHAPE, SPEC)
+    none = np.zeros((0, 2))
+    measurer = Measurer(config=CFG)
+    (alone,) = measurer.read_mask(mask, none, image, np.zeros(0)).measurements
+    (vouched,) = measurer.read_mask(mask, none, image, np.zeros(0), apexes).measurements
+    assert "no_apex_support" in alone.unreliable.split(";")
+    assert vouched.unreliable == "" and vouched.included_angle_deg == alone.included_angle_deg
