@@ -30,7 +30,7 @@ def supports(data: Path, n: int, measurer, refiner: Refiner) -> tuple[list[float
     true, false = [], []
     for record in read_records(data)[:n]:
         image = read_image(data / record["image"])
-        mask, apexes, strength, _ = segment_image(measurer.segmenter, image)
+        mask, apexes, strength = segment_image(measurer.segmenter, image)
         coarse = measure_cones(mask, hints=with_apex_prior(None, apexes, strength))
         refined, support = refiner.refine_with_support(image, coarse)
         match = match_to_truth(refined, record["nozzles"])

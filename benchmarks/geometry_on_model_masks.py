@@ -56,7 +56,7 @@ def main() -> None:
         seconds = []
         for outputs in segmented:
             tic = time.perf_counter()
-            measurer.coarse_readings(*outputs[:3])
+            measurer.coarse_readings(*outputs)
             seconds.append(time.perf_counter() - tic)
         medians.append(1000.0 * float(np.median(seconds)))
     source = args.data or f"{args.bench} bench frames"

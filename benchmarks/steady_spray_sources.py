@@ -47,16 +47,12 @@ def fixed_band(truth: dict) -> BandConfig:
 def ways(measurer) -> dict[str, Way]:
     return {
         "model mask, as shipped": lambda f, s, t: (
-            (
-                measurer.read_mask(s.mask, s.apexes, f.image, s.apex_strength, s.apex_support)
-            ).measurements
+            measurer.read_mask(s.mask, s.apexes, f.image, s.apex_strength).measurements
         ),
         "model mask, true apex and axis": lambda f, s, t: measure_cones(s.mask, *hinted(t)),
         "... and a fixed band": lambda f, s, t: measure_cones(s.mask, *hinted(t, fixed_band(t))),
         "truth mask, as shipped": lambda f, s, t: (
-            (
-                measurer.read_mask(f.mask, s.apexes, f.image, s.apex_strength, s.apex_support)
-            ).measurements
+            measurer.read_mask(f.mask, s.apexes, f.image, s.apex_strength).measurements
         ),
     }
 

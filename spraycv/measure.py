@@ -50,14 +50,13 @@ class FileResult:
 
 def segment_image(
     segmenter: Segmenter, image: np.ndarray
-) -> tuple[np.ndarray, np.ndarray | None, np.ndarray | None, np.ndarray | None]:
-    """The mask and, from a predictor whose model has an apex head, the likely apexes (K, 2),
-    the head's heat at each (K,) and the peaks that may vouch for a reading (J, 2) (None from
-    any other segmenter)."""
+) -> tuple[np.ndarray, np.ndarray | None, np.ndarray | None]:
+    """The mask and, from a predictor whose model has an apex head, the likely apexes (K, 2)
+    and the head's heat at each (K,) (None, None from any other segmenter)."""
     if getattr(segmenter, "has_apex_head", False):
         (seg,) = segmenter.segment([image])  # type: ignore[attr-defined]
-        return seg.mask, seg.apexes, seg.apex_strength, seg.apex_support
-    return segmenter(image), None, None, None
+        return seg.mask, seg.apexes, seg.apex_strength
+    return segmenter(image), None, None
 
 
 def with_apex_prior(
@@ -103,8 +102,8 @@ class Measurer:
 
     def __call__(self, image: np.ndarray) -> Reading:
         """Read one (H, W, 3) uint8 BGR or (H, W) uint8 image."""
-        mask, apexes, strength, support = segment_image(self.segmenter, image)
-        return self.read_mask(mask, apexes, image, strength, support)
+        mask, apexes, strength = segment_image(self.segmenter, image)
+        return self.read_mask(mask, apexes, image, strength)
 
     def read_mask(
         self,
@@ -112,13 +111,11 @@ class Measurer:
         apexes: np.ndarray | None = None,
         image: np.ndarray | None = None,
         strength: np.ndarray | None = None,
-        support: np.ndarray | None = None,
     ) -> Reading:
         """Measure a mask already segmented (the refiner needs the image it came from;
-        `strength`: the apex head's heat at each apex, where known; `support`: the weaker
-        peaks too, which may vouch for a reading but do not steer the geometry)."""
+        `strength`: the apex head's heat at each apex, where known)."""
         coarse = self.coarse_readings(mask, apexes, strength)
-        return self.finish_reading(mask, apexes, image, coarse, support)
+        return self.finish_reading(mask, apexes, image, coarse)
 
     def coarse_readings(
         self,
@@ -136,21 +133,18 @@ class Measurer:
         apexes: np.ndarray | None,
         image: np.ndarray | None,
         coarse: list[ConeMeasurement],
-        support: np.ndarray | None = None,
     ) -> Reading:
         """The coarse readings refined near the orifice (with a refiner and the image),
-        assessed (`support`: the apex-head peaks that may vouch for a reading; None: the
-        likely apexes), and completed with the plumes the mask merged away."""
+        assessed, and completed with the plumes the mask merged away."""
         config = self.config or GeometryConfig()
-        vouching = apexes if support is None else support
-        measurements, crop_support = coarse, [math.nan] * len(coarse)
+        measurements, support = coarse, [math.nan] * len(coarse)
         if self.refiner is not None and image is not None:
-            measurements, crop_support = self.refiner.refine_with_support(
+            measurements, support = self.refiner.refine_with_support(
                 image, measurements, self.hints
             )
         measurements = [
-            assess(m, mask.shape, config, image, vouching, crop)
-            for m, crop in zip(measurements, crop_support, strict=True)
+            assess(m, mask.shape, config, image, apexes, crop)
+            for m, crop in zip(measurements, support, strict=True)
         ]
         hint_apexes = self.hints is not None and self.hints.apex is not None
         if self.refiner is not None and image is not None and not hint_apexes:
@@ -160,7 +154,7 @@ class Measurer:
                 apexes,
                 measurements,
                 self.refiner,
-                lambda m, crop: assess(m, mask.shape, config, image, vouching, crop),
+                lambda m, crop: assess(m, mask.shape, config, image, apexes, crop),
                 self.hints,
             )
         return Reading(mask, apexes, measurements)

@@ -61,7 +61,7 @@ def encoded_frames(
 def _one_frame(predictor: Any, data: bytes, refiner: Any = None) -> dict[str, float]:
     """Seconds per stage for one frame through one predictor (batch 1) and its refiner."""
     from spraycv.measure import Measurer
-    from spraycv.runtime.processing import apex_peaks_and_support, postprocess, preprocess
+    from spraycv.runtime.processing import apex_peaks, postprocess, preprocess
 
     times: dict[str, float] = {}
     tic = time.perf_counter()
@@ -72,13 +72,13 @@ def _one_frame(predictor: Any, data: bytes, refiner: Any = None) -> dict[str, fl
     logits = predictor.infer(batch)
     times["inference"], tic = time.perf_counter() - tic, time.perf_counter()
     mask = postprocess(logits, [image.shape[:2]], predictor.io)[0]
-    apexes, strength, support = apex_peaks_and_support(logits, [image.shape[:2]], predictor.io)[0]
+    apexes, strength = apex_peaks(logits, [image.shape[:2]], predictor.io)[0]
     times["postprocess"], tic = time.perf_counter() - tic, time.perf_counter()
     prior = apexes if predictor.has_apex_head else None
     measurer = Measurer(predictor, refiner=refiner)
     coarse = measurer.coarse_readings(mask, prior, strength)
     times["geometry"], tic = time.perf_counter() - tic, time.perf_counter()
-    measurer.finish_reading(mask, prior, image, coarse, support if prior is not None else None)
+    measurer.finish_reading(mask, prior, image, coarse)
     times["refine"] = time.perf_counter() - tic
     return times
 

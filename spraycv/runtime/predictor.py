@@ -11,7 +11,7 @@ from typing import Any, ClassVar
 import numpy as np
 
 from spraycv.formats import MODEL_FORMATS, ModelFormat, load_target
-from spraycv.runtime.processing import ModelIO, apex_peaks_and_support, postprocess, preprocess
+from spraycv.runtime.processing import ModelIO, apex_peaks, postprocess, preprocess
 
 
 class ModelLoadError(ValueError):
@@ -21,13 +21,11 @@ class ModelLoadError(ValueError):
 @dataclass(frozen=True)
 class Segmentation:
     """One image's mask (H, W) uint8 {0, 1}, likely nozzle apexes (K, 2) in pixels (from the
-    model's apex head; K = 0 without one), the head's heat at each (K,) in (0, 1), and every
-    peak that may vouch for a reading (J, 2), J >= K (ModelIO.support_threshold)."""
+    model's apex head; K = 0 without one) and the head's heat at each (K,) in (0, 1)."""
 
     mask: np.ndarray
     apexes: np.ndarray
     apex_strength: np.ndarray | None = None  # None: not known (every peak counts fully)
-    apex_support: np.ndarray | None = None  # None: the likely apexes alone
 
 
 class Predictor(ABC):
@@ -57,8 +55,8 @@ class Predictor(ABC):
         logits = self.infer(preprocess(images, self.io))
         sizes = [im.shape[:2] for im in images]
         masks = postprocess(logits, sizes, self.io)
-        peaks = apex_peaks_and_support(logits, sizes, self.io)
-        return [Segmentation(m, *p) for m, p in zip(masks, peaks, strict=True)]
+        peaks = apex_peaks(logits, sizes, self.io)
+        return [Segmentation(m, a, s) for m, (a, s) in zip(masks, peaks, strict=True)]
 
     @property
     def has_apex_head(self) -> bool:

@@ -21,9 +21,6 @@ class ModelIO:
     std: tuple[float, float, float]
     threshold: float = 0.5
     apex_threshold: float | None = None  # set when the model has an apex head (channel 1)
-    # a weaker peak may still vouch for a reading in the confidence step, where the fit and
-    # the image must agree too, but does not steer the geometry (experiments row 76)
-    support_threshold: float = 0.1
     exposure: Exposure = field(default_factory=Exposure)  # after the resize, as in training
 
     @classmethod
@@ -37,7 +34,6 @@ class ModelIO:
             tuple(norm["std"]),
             meta["threshold"],
             None if apex is None else float(apex),
-            float(meta.get("apex_support_threshold", cls.support_threshold)),
             Exposure(**norm.get("exposure", {})),  # none: a model from before exposure
         )
 
@@ -54,7 +50,6 @@ class ModelIO:
         }
         if self.apex_threshold is not None:
             out["apex_threshold"] = self.apex_threshold
-            out["apex_support_threshold"] = self.support_threshold
         return out
 
 
@@ -154,10 +149,7 @@ def apex_points(
 
 
 def apex_peaks(
-    logits: np.ndarray,
-    sizes: Sequence[tuple[int, int]],
-    io: ModelIO,
-    threshold: float | None = None,
+    logits: np.ndarray, sizes: Sequence[tuple[int, int]], io: ModelIO
 ) -> list[tuple[np.ndarray, np.ndarray]]:
     """Peaks of the apex heatmap (channel 1) in full-resolution pixels, and how sure the head
     is of each.
@@ -165,17 +157,15 @@ def apex_peaks(
     Args:
         logits: (N, C, h, w) float logits.
         sizes: N original (H_i, W_i).
-        threshold: the weakest heat kept (default `io.apex_threshold`).
     Returns:
-        N pairs: points (K_i, 2) of (x, y), local maxima (5 x 5) above the threshold,
+        N pairs: points (K_i, 2) of (x, y), local maxima (5 x 5) above `io.apex_threshold`,
         strongest first, and their heat (K_i,) in (0, 1); (0, 2) and (0,) for a model
         without an apex head.
     """
     if io.apex_threshold is None or logits.ndim != 4 or logits.shape[1] < 2:
         return [(np.zeros((0, 2)), np.zeros(0)) for _ in sizes]
     h, w = logits.shape[2:]
-    least = io.apex_threshold if threshold is None else threshold
-    cut = float(np.log(least / (1.0 - least)))
+    cut = float(np.log(io.apex_threshold / (1.0 - io.apex_threshold)))
     kernel = np.ones((5, 5), np.uint8)
     out = []
     for heat, (height, width) in zip(logits[:, 1].astype(np.float32), sizes, strict=True):
@@ -188,24 +178,6 @@ def apex_peaks(
         keep = _apart(xy.astype(np.float64), 0.02 * max(height, width))
         strength = 1.0 / (1.0 + np.exp(-heat[ys[keep], xs[keep]].astype(np.float64)))
         out.append((xy[keep].astype(np.float64).reshape(-1, 2), strength))
-    return out
-
-
-def apex_peaks_and_support(
-    logits: np.ndarray, sizes: Sequence[tuple[int, int]], io: ModelIO
-) -> list[tuple[np.ndarray, np.ndarray, np.ndarray]]:
-    """Per image, the likely apexes (K, 2) and their heat (K,) as `apex_peaks` gives them,
-    and every peak down to `io.support_threshold` (J, 2), J >= K, strongest first.
-
-    One search at the lower threshold: a weaker peak never hides a stronger one (`_apart`
-    keeps the strongest first), so the likely apexes are those of a search at their own."""
-    if io.apex_threshold is None:
-        return [(p, s, p) for p, s in apex_peaks(logits, sizes, io)]
-    least = min(io.apex_threshold, io.support_threshold)
-    out = []
-    for points, heat in apex_peaks(logits, sizes, io, least):
-        likely = heat > io.apex_threshold
-        out.append((points[likely], heat[likely], points))
     return out
 
 

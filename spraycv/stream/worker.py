@@ -181,10 +181,8 @@ class InferenceWorker(threading.Thread):
         )
         measurer = Measurer(self.predictor, hints, self.config.geometry, self.refiner)
         head = self.predictor.has_apex_head
-        apexes, strength, support = (
-            (seg.apexes, seg.apex_strength, seg.apex_support) if head else (None, None, None)
-        )
-        measurements = measurer.read_mask(mask, apexes, frame.image, strength, support).measurements
+        apexes, strength = (seg.apexes, seg.apex_strength) if head else (None, None)
+        measurements = measurer.read_mask(mask, apexes, frame.image, strength).measurements
         ids = self.trackers[frame.source].assign([m.apex for m in measurements], frame.time)
         nozzles: list[NozzleRecord] = []
         alarms: list[tuple[int, float | None, EventKind]] = []

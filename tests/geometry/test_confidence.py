@@ -128,17 +128,3 @@ def test_a_side_just_across_the_axis_is_kept() -> None:
     narrow = dataclasses.replace(m, half_angle_left_deg=-3.0, half_angle_right_deg=9.0)
     assert assess(narrow, SHAPE, CFG, image, apexes).unreliable == ""
 
-
-def test_a_weaker_apex_peak_vouches_through_the_pipeline() -> None:
-    """Measurer.read_mask: a peak too weak to steer the geometry (in `support`, not among
-    the likely apexes) still supports the reading at it; none at all does not."""
-    from spraycv.measure import Measurer
-
-    _, image, apexes = clean_reading()
-    mask = draw_wedge(SHAPE, SPEC)
-    none = np.zeros((0, 2))
-    measurer = Measurer(config=CFG)
-    (alone,) = measurer.read_mask(mask, none, image, np.zeros(0)).measurements
-    (vouched,) = measurer.read_mask(mask, none, image, np.zeros(0), apexes).measurements
-    assert "no_apex_support" in alone.unreliable.split(";")
-    assert vouched.unreliable == "" and vouched.included_angle_deg == alone.included_angle_deg

@@ -7,7 +7,6 @@ import pytest
 from spraycv.runtime.processing import (
     ModelIO,
     apex_peaks,
-    apex_peaks_and_support,
     apex_points,
     postprocess,
     preprocess,
@@ -81,24 +80,6 @@ def test_apex_peaks_give_the_heat_of_each_peak_strongest_first():
     np.testing.assert_allclose(strength, [0.95, 0.5], atol=1e-6)
     (alone,) = apex_points(logits, [(128, 192)], io)
     np.testing.assert_array_equal(alone, pts)
-
-
-def test_weaker_peaks_vouch_without_changing_the_likely_apexes():
-    """The likely apexes are those of a search at their own threshold; the support adds
-    the peaks down to the support threshold, strongest first."""
-    io = ModelIO((64, 96), (0.5,) * 3, (0.25,) * 3, apex_threshold=0.3, support_threshold=0.1)
-    bumps = [
-        1 / (1 + np.exp(-_heat([xy])[0, 1])) for xy in ((20.0, 10.0), (70.0, 40.0), (50.0, 50.0))
-    ]
-    prob = np.maximum.reduce([bumps[0], bumps[1] * 0.2 / 0.95, bumps[2] * 0.05 / 0.95])
-    logits = _heat([])
-    logits[0, 1] = np.log(prob / (1 - prob))  # peaks of 0.95, 0.2 and 0.05
-    ((likely, heat, support),) = apex_peaks_and_support(logits, [(128, 192)], io)
-    ((alone, alone_heat),) = apex_peaks(logits, [(128, 192)], io)
-    np.testing.assert_array_equal(likely, alone)
-    np.testing.assert_array_equal(heat, alone_heat)
-    assert [tuple(p) for p in np.round(support, 3)] == [(41.0, 21.0), (141.0, 81.0)]
-    assert ModelIO.from_sidecar(io.to_sidecar()) == io
 
 
 @pytest.mark.parametrize(
