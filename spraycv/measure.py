@@ -13,6 +13,7 @@ import numpy as np
 from spraycv.config.geometry import GeometryConfig
 from spraycv.geometry import ConeMeasurement, MeasureHints, measure_cones
 from spraycv.geometry.confidence import assess
+from spraycv.io.exposure import exposure_note
 from spraycv.io.images import (
     ImageReadError,
     grey_levels,
@@ -258,7 +259,8 @@ def measure_file(
         result.error = str(exc)
         return result
     result.kind, note = choose_reading(stored, kind, str(path))
-    result.notes += [note] if note else []
+    dim = exposure_note(stored, str(path)) if result.kind == "image" else None
+    result.notes += [n for n in (note, dim) if n]
     try:
         if result.kind == "mask":
             if stored.ndim != 2:

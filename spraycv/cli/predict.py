@@ -81,6 +81,8 @@ class _Run:
 def _predict_image(run: _Run, source: str) -> None:
     result = measure_file(Path(source), "image", run.predictor, max_pixels=run.max_pixels)
     run.bar.update()
+    for note in result.notes:
+        run.batch.warn(note)
     if result.error:
         run.batch.fail(result.error)
         return

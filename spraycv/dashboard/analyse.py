@@ -14,6 +14,7 @@ import pandas as pd
 
 from spraycv.geometry import ConeMeasurement, MeasureHints
 from spraycv.io import images
+from spraycv.io.exposure import exposure_note
 from spraycv.io.images import IMAGE_SUFFIXES, ImageReadError, inspect_image
 from spraycv.io.video import VIDEO_SUFFIXES, Video, VideoReadError, open_video
 from spraycv.measure import Measurer, as_measurer
@@ -188,6 +189,9 @@ def analyse_upload(
         frames, note = sample_video(upload.data, upload.name, max_frames, max_pixels)
         analysis.warnings += [note] if note else []
     measurer = as_measurer(segmenter, hints)
+    notes = (exposure_note(image, _frame_name(upload.name, i)) for i, image in frames)
+    dim = next((note for note in notes if note), None)  # the first dim frame speaks for all
+    analysis.warnings += [dim] if dim else []
     for index, image in frames:
         try:
             reading = measurer(image)
@@ -197,6 +201,10 @@ def analyse_upload(
             Analysed(upload.name, index, image, reading.mask, reading.measurements)
         )
     return analysis
+
+
+def _frame_name(name: str, index: int | None) -> str:
+    return name if index is None else f"{name}, frame {index}"
 
 
 # unreliable and confidence next to the angle: a doubtful reading says so where it is read

@@ -85,6 +85,24 @@ def test_a_grey_photo_with_few_levels_is_read_as_a_photo_and_says_so(tmp_path: P
     assert f"warning: {path}: not a binary mask (values 0, 17, 200)" in as_mask.stderr
 
 
+def test_an_under_exposed_photo_is_measured_and_says_plumes_may_be_missed(tmp_path: Path):
+    """A frame whose brightest pixels stay dark: its readings are given with a warning
+    that names it (no plume there does not mean no spray); a well-exposed one has none."""
+    yy, xx = np.mgrid[0:128, 0:128]
+    wedge = ((np.abs(xx - 64) < (yy - 10) * 0.5) & (yy > 10))[..., None].repeat(3, axis=2)
+    dim = _write(tmp_path / "dim.png", np.where(wedge, 40, 5).astype(np.uint8))
+    lit = _write(tmp_path / "lit.png", np.where(wedge, 220, 20).astype(np.uint8))
+    args = ["measure", dim, lit, "--segmenter", "classical", "--json"]
+    result = runner.invoke(app, args)
+    assert result.exit_code == ExitCode.OK, result.output
+    assert result.stderr.splitlines() == [
+        f"warning: {dim}: under-exposed (the brightest 0.2 % of pixels reach 40 of 255 grey "
+        "levels): plumes may be missed, so no plume here does not mean no spray; raise the "
+        "exposure or gain"
+    ]
+    assert {json.loads(line)["source"] for line in result.stdout.splitlines()} == {dim, lit}
+
+
 def test_measure_refuses_urls_and_keeps_them_whole():
     url = "http://127.0.0.1:9/a//x.mjpg"
     result = runner.invoke(app, ["measure", url, str(GOOD_MASK), "--json"])

@@ -11,6 +11,7 @@ import pytest
 from dashboard_support import SAMPLE_VIDEO, sample_images
 
 from spraycv.dashboard import analyse, settings
+from spraycv.segment.classical import segment_classical
 
 SAMPLE = sample_images()[0]
 
@@ -111,3 +112,18 @@ def test_the_limits_come_from_the_environment(monkeypatch) -> None:
     assert settings.load_settings(env).max_pixels == 30_000_000
     command = dashboard_command(8501, env)
     assert command[command.index("--server.maxUploadSize") + 1] == "6"  # whole MB, rounded up
+
+
+def test_an_under_exposed_upload_is_measured_with_one_warning() -> None:
+    """Analyse measures a dark photo and warns once that plumes may be missed in it; the
+    bundled sample, well exposed, gets no warning."""
+    import cv2
+
+    dark = cv2.imread(str(SAMPLE)) // 8  # the same scene, its brightest pixels near 30
+    data = cv2.imencode(".png", dark)[1].tobytes()
+    analysis = analyse.analyse_upload(analyse.Upload("dark.png", "image", data), segment_classical)
+    assert len(analysis.results) == 1
+    (warning,) = analysis.warnings
+    assert warning.startswith("dark.png: under-exposed (the brightest 0.2 % of pixels reach ")
+    lit = analyse.analyse_upload(analyse.load_sample(SAMPLE), segment_classical)
+    assert lit.warnings == []

@@ -127,4 +127,3 @@ def test_a_side_just_across_the_axis_is_kept() -> None:
     m, image, apexes = clean_reading()
     narrow = dataclasses.replace(m, half_angle_left_deg=-3.0, half_angle_right_deg=9.0)
     assert assess(narrow, SHAPE, CFG, image, apexes).unreliable == ""
-

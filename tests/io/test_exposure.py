@@ -17,6 +17,7 @@ from spraycv.io.exposure import (
     normalise_exposure,
     percentile_stretch,
     to_uint8,
+    under_exposed_level,
 )
 from spraycv.io.images import read_image
 from spraycv.runtime.processing import ModelIO, preprocess
@@ -169,3 +170,22 @@ def test_integer_percentiles_of_more_values_than_one_chunk():
     values = np.concatenate(parts).astype(np.uint16)
     pcts = (0.5, 50.0, 99.8)
     np.testing.assert_allclose(integer_percentiles(values, pcts), np.percentile(values, pcts))
+
+
+# (name, 8-bit frame, the level reported): the brightest 0.2 % of the brightest channel
+EXPOSURE_LEVELS = [
+    ("well exposed", np.round(scene(255)).astype(np.uint8), None),
+    ("dim", np.round(scene(40)).astype(np.uint8), 40.0),
+    ("black", np.zeros((96, 96, 3), np.uint8), 0.0),
+    ("dim but one bright channel", np.dstack([np.round(scene(30)).astype(np.uint8)] * 2
+                                             + [np.round(scene(200)).astype(np.uint8)]), None),
+    ("16-bit (read as 8 bits first)", np.round(scene(4095)).astype(np.uint16), None),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("name", "image", "level"), EXPOSURE_LEVELS, ids=[e[0] for e in EXPOSURE_LEVELS]
+)
+def test_under_exposed_frames_are_named_by_their_bright_level(name, image, level):
+    got = under_exposed_level(image)
+    assert got == (None if level is None else pytest.approx(level, abs=1.0))
