@@ -194,8 +194,15 @@ class OpenAlarm:
         return f"{self.source} · {detail} · since {clock(self.since)}"
 
 
+# what an operator must act on until its counterpart comes: a nozzle out of spec, a camera
+# too dark to trust (keyed by source and nozzle id, None for the camera's own)
+OPENS = frozenset({EventKind.ALARM_RAISED, EventKind.UNDER_EXPOSED})
+CLOSES = frozenset({EventKind.ALARM_CLEARED, EventKind.EXPOSURE_RESTORED})
+
+
 def open_alarms(events: Iterable[dict[str, Any]]) -> list[OpenAlarm]:
-    """Alarms raised and not cleared since, per (source, nozzle), oldest first.
+    """Alarms raised and not cleared since, per (source, nozzle), oldest first; a camera
+    under-exposed and not lit again since is one too (nozzle None).
 
     events: /events rows, oldest first. Pass the events since the daemon started: its
     alarm state lives in memory, so alarms from before a restart are void.
@@ -203,12 +210,12 @@ def open_alarms(events: Iterable[dict[str, Any]]) -> list[OpenAlarm]:
     active: dict[tuple[str, int | None], OpenAlarm] = {}
     for e in events:
         key = (e["source"], e.get("nozzle_id"))
-        if e["kind"] == EventKind.ALARM_RAISED:
+        if e["kind"] in OPENS:
             active[key] = OpenAlarm(
                 e["source"], e.get("nozzle_id"), float(e["time"]), e.get("angle_deg"),
                 e.get("message") or "", e.get("snapshot"),
             )  # fmt: skip
-        elif e["kind"] == EventKind.ALARM_CLEARED:
+        elif e["kind"] in CLOSES:
             active.pop(key, None)
     return sorted(active.values(), key=lambda a: a.since)
 

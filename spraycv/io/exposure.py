@@ -128,18 +128,25 @@ def stretch_levels(image: np.ndarray, lo: float, hi: float, min_span: float) -> 
     return out
 
 
-def under_exposed_level(image: np.ndarray, exposure: Exposure | None = None) -> float | None:
+def bright_level(image: np.ndarray, exposure: Exposure | None = None) -> float | None:
     """The bright percentile (`exposure.high_pct` of the brightness, grey levels) of an 8-bit
-    (H, W[, C]) image when it lies below `exposure.dim_below`, else None.
+    (H, W[, C]) image; None for any other (a 16-bit file is stretched when it is read)."""
+    exposure = exposure or Exposure()
+    if image.dtype != np.uint8 or image.size == 0:
+        return None
+    (high,) = integer_percentiles(brightness(image), (exposure.high_pct,))
+    return float(high)
+
+
+def under_exposed_level(image: np.ndarray, exposure: Exposure | None = None) -> float | None:
+    """`bright_level` when it lies below `exposure.dim_below`, else None.
 
     On the held-out dim frames, those below 64 levels held 212 of the 215 nozzles the
     shipped pipeline missed (two in three of their nozzles); no well-exposed held-out frame
     falls below it (docs/experiments.md, row 77)."""
     exposure = exposure or Exposure()
-    if image.dtype != np.uint8 or image.size == 0:
-        return None
-    (high,) = integer_percentiles(brightness(image), (exposure.high_pct,))
-    return float(high) if high < exposure.dim_below else None
+    level = bright_level(image, exposure)
+    return level if level is not None and level < exposure.dim_below else None
 
 
 def exposure_note(image: np.ndarray, name: str) -> str | None:

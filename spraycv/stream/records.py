@@ -36,6 +36,8 @@ class EventKind(ValueEnum):
     ALARM_CLEARED = "alarm_cleared"
     SOURCE_LOST = "source_lost"
     SOURCE_CONNECTED = "source_connected"
+    UNDER_EXPOSED = "under_exposed"  # a source's frames too dark to trust "no plume"
+    EXPOSURE_RESTORED = "exposure_restored"
 
 
 def _plain(value: Any) -> Any:
@@ -142,7 +144,8 @@ class FrameRecord:
 
 @dataclass(frozen=True)
 class Event:
-    """Something an operator should know: alarm raised/cleared, source lost/back."""
+    """Something an operator should know: alarm raised/cleared, source lost/back, frames
+    under-exposed/exposed again."""
 
     time: float
     source: str

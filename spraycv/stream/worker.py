@@ -16,11 +16,13 @@ import numpy as np
 
 from spraycv.config.daemon import DaemonConfig, SourceConfig
 from spraycv.geometry import ConeMeasurement, MeasureHints
+from spraycv.io.exposure import bright_level
 from spraycv.measure import Measurer
 from spraycv.redact import redact_credentials
 from spraycv.refine.stage import Refiner
 from spraycv.runtime.predictor import Predictor, Segmentation
 from spraycv.stream.alarms import AlarmMonitor
+from spraycv.stream.exposure_watch import ExposureWatch
 from spraycv.stream.metrics import Metrics
 from spraycv.stream.reader import Frame, SourceReader, SourceState
 from spraycv.stream.records import Event, EventKind, FrameRecord, NozzleRecord, SpecStatus
@@ -30,7 +32,7 @@ from spraycv.viz.overlay import draw_overlay
 
 log = logging.getLogger("spraycv.stream.worker")
 # Events an operator must act on are logged as warnings, the others as information.
-WARNING_EVENTS = frozenset({EventKind.ALARM_RAISED, EventKind.SOURCE_LOST})
+WARNING_EVENTS = frozenset({EventKind.ALARM_RAISED, EventKind.SOURCE_LOST, EventKind.UNDER_EXPOSED})
 
 
 @dataclass(frozen=True)
@@ -71,6 +73,7 @@ class InferenceWorker(threading.Thread):
         self.sources: dict[str, SourceConfig] = {s.name: s for s in config.sources}
         self.trackers = {name: NozzleTracker(config.tracking) for name in readers}
         self.alarms = AlarmMonitor(config.alarms)
+        self.exposure = ExposureWatch()
         self.latest: dict[str, Latest] = {}
         self._latest_lock = threading.Lock()
         self._next_due = dict.fromkeys(readers, 0.0)
@@ -209,6 +212,14 @@ class InferenceWorker(threading.Thread):
             self.latest[frame.source] = latest
         for nozzle_id, angle, kind in alarms:
             self._alarm(latest, nozzle_id, angle, kind)
+        self._watch_exposure(frame)
+
+    def _watch_exposure(self, frame: Frame) -> None:
+        level = bright_level(frame.image)
+        change = self.exposure.update(frame.source, level)
+        if change is not None and level is not None:
+            message = ExposureWatch.message(change, level)
+            self._emit(Event(frame.time, frame.source, change, message=message))
 
     def _nozzle_record(
         self, frame: Frame, m: ConeMeasurement, nozzle_id: int | None

@@ -168,6 +168,10 @@ def event(t: float, kind: str, nid: int | None = 1, source: str = "cam0") -> dic
           event(3, "alarm_cleared", 1, "cam1")], [("cam0", 1, 1)]),
         ([event(5, "alarm_raised", 2), event(1, "source_lost", None), event(2, "alarm_raised")],
          [("cam0", 1, 2), ("cam0", 2, 5)]),
+        # a camera too dark to trust is open until it is lit again, beside its nozzles'
+        ([event(1, "under_exposed", None)], [("cam0", None, 1)]),
+        ([event(1, "under_exposed", None), event(2, "alarm_raised"),
+          event(3, "exposure_restored", None)], [("cam0", 1, 2)]),
     ],
 )  # fmt: skip
 def test_open_alarms(events: list[dict], expected: list[tuple]) -> None:

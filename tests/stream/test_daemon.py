@@ -172,6 +172,39 @@ def test_new_resolution_after_a_reconnect(daemon_config, shipped_predictor) -> N
     assert kinds[:3] == ["source_connected", "source_lost", "source_connected"]
 
 
+def test_a_camera_turning_dark_raises_one_event_and_lit_again_ends_it(
+    daemon_config, shipped_predictor
+) -> None:
+    """The lights go out on a camera: one under_exposed event (a warning: no plume there says
+    nothing), and one exposure_restored when they come back."""
+    lit = {"on": True}
+    dark = np.full((240, 320, 3), 4, np.uint8)
+    cv2.fillPoly(dark, [np.array([[160, 30], [64, 230], [256, 230]])], 30)
+    dark_jpeg = cv2.imencode(".jpg", dark)[1].tobytes()
+    server = MjpegServer(lambda i: jpeg((240, 320), 40) if lit["on"] else dark_jpeg, fps=20)
+    cfg = daemon_config([{"name": "cam", "url": server.url}])
+    daemon = Daemon(cfg, shipped_predictor).start()
+
+    def exposure_events() -> list[str]:
+        kinds = [e["kind"] for e in StoreReader(cfg.store.path).events()]
+        return [k for k in kinds if k in ("under_exposed", "exposure_restored")]
+
+    try:
+        wait_for(lambda: inferred(daemon) >= 3, what="lit frames")
+        lit["on"] = False
+        wait_for(lambda: exposure_events() == ["under_exposed"], what="an under_exposed event")
+        before = inferred(daemon)
+        wait_for(lambda: inferred(daemon) >= before + 3, what="more dark frames")
+        lit["on"] = True
+        wait_for(lambda: len(exposure_events()) == 2, what="an exposure_restored event")
+    finally:
+        daemon.stop()
+        server.close()
+    assert exposure_events() == ["under_exposed", "exposure_restored"]
+    (event,) = [e for e in StoreReader(cfg.store.path).events() if e["kind"] == "under_exposed"]
+    assert event["source"] == "cam" and "plumes may be missed" in event["message"]
+
+
 @pytest.mark.parametrize(
     ("weights", "message"),
     [
