@@ -19,6 +19,7 @@ from spraycv.cli.errors import exits
 from spraycv.cli.models import load_pipeline
 from spraycv.cli.steadiness import STEADINESS_COLUMNS, VideoSteadiness
 from spraycv.cli.table import TableColumn, print_table
+from spraycv.io.exposure import exposure_note
 from spraycv.io.video import VideoReadError, is_url, is_video, open_video
 from spraycv.measure import measure_file, measure_image
 from spraycv.viz.overlay import draw_overlay
@@ -104,12 +105,14 @@ def _predict_video(run: _Run, source: str) -> None:
         return
     overlay_path = run.out / f"{'stream' if is_url(source) else Path(source).stem}_overlay.mp4"
     writer: cv2.VideoWriter | None = None
-    read = 0
+    read, dim = 0, None
     steadiness = VideoSteadiness(source, video.fps, video.expected(run.max_frames))
     try:
         run.bar.total = (run.bar.total or 0) + video.expected(run.max_frames)
         for index, frame in enumerate(video.frames(run.max_frames)):
             mask, measurements = measure_image(frame, run.predictor)
+            if dim is None and (dim := exposure_note(frame, f"{source}, frame {index}")):
+                run.batch.warn(dim)  # the first dark frame speaks for the video
             run.records.write(source, index, measurements)
             steadiness.add(index, measurements)
             read += 1

@@ -103,6 +103,22 @@ def test_an_under_exposed_photo_is_measured_and_says_plumes_may_be_missed(tmp_pa
     assert {json.loads(line)["source"] for line in result.stdout.splitlines()} == {dim, lit}
 
 
+@pytest.mark.skipif(shutil.which("ffmpeg") is None, reason="ffmpeg makes the video")
+def test_a_dark_video_warns_once_and_is_measured(weights: Path, tmp_path: Path):
+    video = tmp_path / "dark.avi"
+    subprocess.run(
+        ["ffmpeg", "-loglevel", "error", "-f", "lavfi", "-i", "color=c=0x141414:size=64x48:rate=12",
+         "-t", "1", "-c:v", "mjpeg", str(video)],
+        check=True,
+    )  # fmt: skip
+    out = tmp_path / "out"
+    args = ["predict", str(video), "--weights", str(weights), "--out", str(out), "--quiet"]
+    result = runner.invoke(app, args)
+    assert result.exit_code == ExitCode.OK, result.output
+    warnings = [line for line in result.stderr.splitlines() if "under-exposed" in line]
+    assert len(warnings) == 1 and warnings[0].startswith(f"warning: {video}, frame 0: under-")
+
+
 def test_measure_refuses_urls_and_keeps_them_whole():
     url = "http://127.0.0.1:9/a//x.mjpg"
     result = runner.invoke(app, ["measure", url, str(GOOD_MASK), "--json"])
