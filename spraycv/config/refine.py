@@ -8,6 +8,7 @@ from pydantic import Field
 
 from spraycv.config.base import StrictModel
 from spraycv.config.train import ModelConfig
+from spraycv.io.exposure import Exposure
 
 
 class PoseJitter(StrictModel):
@@ -54,6 +55,9 @@ class RefinerTrainConfig(StrictModel):
     band_weight: float = Field(4.0, ge=0)  # extra loss weight on edges in the 5-45 % band
     jitter: PoseJitter = Field(default_factory=PoseJitter)
     blur: CropBlur = Field(default_factory=CropBlur)
+    # exposure normalisation of every crop (spraycv.io.exposure; stored in the refiner's
+    # sidecar and applied the same way at inference); None: the `init_weights` refiner's own
+    exposure: Exposure | None = None
     # crops without a plume (spraycv.refine.negatives): this share of every batch, half of
     # them at the false readings that `mine_weights` makes on the training set (mined once,
     # kept in the run folder), half at random poses on frames where nothing sprays

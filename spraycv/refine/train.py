@@ -15,6 +15,7 @@ from torch.optim.swa_utils import AveragedModel, get_ema_multi_avg_fn
 
 from spraycv.config.loader import dump_config
 from spraycv.config.refine import RefinerTrainConfig
+from spraycv.io.exposure import Exposure
 from spraycv.models.registry import count_parameters, create_model
 from spraycv.refine.blur import random_kernel
 from spraycv.refine.data import CropSource, Target, jittered_pose
@@ -39,13 +40,16 @@ def initial_model(cfg: RefinerTrainConfig) -> tuple[nn.Module, ModelIO]:
     """The refiner network (from `init_weights` when set) and its input/output contract."""
     model = create_model(cfg.model)
     mean, std = (0.485, 0.456, 0.406), (0.229, 0.224, 0.225)
+    exposure = Exposure()
     if cfg.init_weights is not None:
         trained, meta = load_checkpoint(cfg.init_weights)
         state = {k.removeprefix("net."): v for k, v in trained.state_dict().items()}
         model.load_state_dict({k: v for k, v in state.items() if not k.startswith("apex.")})
         norm = meta["normalization"]
         mean, std = tuple(norm["mean"]), tuple(norm["std"])
-    return model, ModelIO((cfg.crop_size, cfg.crop_size), mean, std, 0.5)
+        exposure = Exposure(**norm.get("exposure", {}))
+    exposure = cfg.exposure or exposure
+    return model, ModelIO((cfg.crop_size, cfg.crop_size), mean, std, 0.5, exposure=exposure)
 
 
 def _photometric(crop: np.ndarray, rng: np.random.Generator) -> np.ndarray:

@@ -60,6 +60,21 @@ def test_a_run_stops_resumes_and_saves_what_it_validated(frames: Path, tmp_path:
     assert same == (decay is None)  # with an average, the saved weights are not the last ones
 
 
+def test_a_refiner_trained_with_an_exposure_step_stores_it(frames: Path, tmp_path: Path):
+    """The crops' exposure step goes into the refiner's sidecar, so that inference applies
+    the same one; a run started from that refiner keeps it unless told otherwise."""
+    cfg = dict(name="x", train_data=frames, val_data=frames, init_weights=None, crop_size=32,
+               batch_size=2, steps=1, warmup_steps=0, val_crops=10, checkpoint_every_s=1e9,
+               out_dir=tmp_path)  # fmt: skip
+    first = train_refiner(RefinerTrainConfig(**cfg, exposure={"mode": "stretch_dim"}), log=print)
+    _, meta = load_checkpoint(first.last)
+    assert meta["normalization"]["exposure"]["mode"] == "stretch_dim"
+    assert ModelIO.from_sidecar(meta).exposure.mode == "stretch_dim"
+    again = {**cfg, "name": "y", "init_weights": first.last}
+    _, kept = load_checkpoint(train_refiner(RefinerTrainConfig(**again), log=print).last)
+    assert kept["normalization"]["exposure"]["mode"] == "stretch_dim"
+
+
 def _detail(x) -> float:
     """Mean absolute step between neighbouring rows of 2 x 2 blocks (the sensor noise added
     after a blur averaged down): less after a blur."""
