@@ -25,6 +25,7 @@ import cv2
 import numpy as np
 from PIL import Image
 
+from spraycv.io.exposure import Exposure
 from spraycv.io.images import MAX_IMAGE_PIXELS
 
 CONSUMERS = ("measure", "predict", "dashboard")
@@ -40,6 +41,9 @@ class Case:
     @property
     def name(self) -> str:
         return Path(self.source).name if "://" not in self.source else self.source
+
+
+DARK_BELOW = Exposure().dim_below  # a photo whose brightest level is below: a warning
 
 
 def _everywhere(outcome: str) -> dict[str, str]:
@@ -203,19 +207,24 @@ def _huge(corpus: Corpus) -> None:
 
 def _masks(corpus: Corpus) -> None:
     """Single-channel files: binary masks (read as masks), few grey levels (read as photos,
-    with a warning from measure), many grey levels (photos, silently)."""
+    with a warning from measure), many grey levels (photos, silently). Read as a photo, a
+    file whose brightest level is under 64 is under-exposed: predict and the dashboard warn
+    (measure reads a 0/1 mask as a mask, and warns about few levels anyway)."""
     rng = corpus.rng
     yy, xx = np.mgrid[0:120, 0:160]
     cone = (np.abs(xx - 80) < (yy * 0.6)).astype(np.uint8)  # a triangle from the top
     for high in (1, 255):
-        corpus.add("mask_binary", ".png", _encode(cone * high, ".png"), _everywhere("ok"))
+        dark = "warn" if high < DARK_BELOW else "ok"
+        expect = {"measure": "ok", "predict": dark, "dashboard": dark}
+        corpus.add("mask_binary", ".png", _encode(cone * high, ".png"), expect)
     level_sets = [(0, 17, 200), (0, 128), (0, 1, 2), (0, 254, 255), (0, 100, 255), (3, 200)]
     level_sets += [tuple(sorted(rng.sample(range(256), rng.randint(3, 16)))) for _ in range(20)]
     for levels in level_sets:
         picks = np.array(levels, np.uint8)
         noise = np.random.default_rng(rng.randint(0, 2**31)).integers(0, len(picks), cone.shape)
         image = np.where(cone > 0, picks[-1], picks[noise])
-        expect = {"measure": "warn", "predict": "ok", "dashboard": "ok"}
+        dark = "warn" if levels[-1] < DARK_BELOW else "ok"
+        expect = {"measure": "warn", "predict": dark, "dashboard": dark}
         corpus.add("mask_levels", ".png", _encode(image.astype(np.uint8), ".png"), expect)
     ramp = (np.arange(120 * 160) % 97).reshape(120, 160).astype(np.uint8)  # 97 levels: a photo
     corpus.add("grey_many", ".png", _encode(ramp, ".png"), _everywhere("ok"))
