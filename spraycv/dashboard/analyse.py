@@ -156,8 +156,11 @@ class Analysed:
 
     @property
     def angles_text(self) -> str:
-        angles = [f"{m.included_angle_deg:.1f}°" for m in self.measurements if m.ok]
-        return ", ".join(angles) if angles else "no cone measured"
+        """The trusted angles, and how many readings are not to be trusted (no number)."""
+        angles = [f"{m.included_angle_deg:.1f}°" for m in self.measurements if m.reliable]
+        doubtful = sum(m.ok and not m.reliable for m in self.measurements)
+        parts = angles + ([f"{doubtful} unreliable"] if doubtful else [])
+        return ", ".join(parts) if parts else "no cone measured"
 
 
 @dataclass

@@ -382,3 +382,22 @@ def test_card_shows_calibrated_lengths(length_mm, coverage_mm, text) -> None:
     }  # fmt: skip
     (card,) = live.nozzle_cards(record)
     assert card.calibrated_text == text
+
+
+@pytest.mark.parametrize(
+    ("readings", "text"),
+    [
+        ([], "no cone measured"),
+        ([(56.4, ""), (61.0, "")], "56.4°, 61.0°"),
+        ([(56.4, ""), (50.3, "no_apex_support")], "56.4°, 1 unreliable"),
+        ([(50.3, "no_apex_support;apex_outside_image")], "1 unreliable"),
+        ([(math.nan, "")], "no cone measured"),
+    ],
+)  # fmt: skip
+def test_an_analysed_caption_gives_no_number_for_an_unreliable_reading(readings, text) -> None:
+    from spraycv.geometry import ConeMeasurement
+
+    cones = [ConeMeasurement(index=i, included_angle_deg=a, unreliable=u)
+             for i, (a, u) in enumerate(readings)]  # fmt: skip
+    analysed = analyse.Analysed("a.png", None, None, None, cones)
+    assert analysed.angles_text == text
