@@ -22,6 +22,16 @@ from listening import ESTABLISHED, LISTEN, tcp_ports
 PORT_TRIES = 5  # first starts on a port another process took in between
 
 
+def lavfi_video(path: Path, source: str, seconds: float = 1.0) -> Path:
+    """A short MJPEG video of an ffmpeg test source (e.g. "testsrc=size=64x48:rate=12")."""
+    subprocess.run(
+        ["ffmpeg", "-loglevel", "error", "-f", "lavfi", "-i", source, "-t", str(seconds),
+         "-c:v", "mjpeg", str(path)],
+        check=True,
+    )  # fmt: skip
+    return path
+
+
 def free_port() -> int:
     """A TCP port free on 127.0.0.1 right now (only for servers that cannot bind port 0)."""
     with socket.socket() as sock:

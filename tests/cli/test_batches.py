@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import json
 import shutil
-import subprocess
 from pathlib import Path
 
 import cv2
 import numpy as np
 import pytest
+from ffmpeg_camera import lavfi_video
 from typer.testing import CliRunner
 
 from spraycv.cli.app import app
@@ -54,12 +54,7 @@ def test_predict_goes_on_past_degenerate_images(weights: Path, tmp_path: Path):
 
 @pytest.mark.skipif(shutil.which("ffmpeg") is None, reason="ffmpeg makes the video")
 def test_predict_says_a_video_was_cut_short_and_keeps_its_frames(weights: Path, tmp_path: Path):
-    whole = tmp_path / "v.avi"
-    subprocess.run(
-        ["ffmpeg", "-loglevel", "error", "-f", "lavfi", "-i", "testsrc=size=64x48:rate=12",
-         "-t", "1", "-c:v", "mjpeg", str(whole)],
-        check=True,
-    )  # fmt: skip
+    whole = lavfi_video(tmp_path / "v.avi", "testsrc=size=64x48:rate=12")
     cut = tmp_path / "cut.avi"
     cut.write_bytes(whole.read_bytes()[: whole.stat().st_size // 2])
     out = tmp_path / "out"
@@ -105,12 +100,7 @@ def test_an_under_exposed_photo_is_measured_and_says_plumes_may_be_missed(tmp_pa
 
 @pytest.mark.skipif(shutil.which("ffmpeg") is None, reason="ffmpeg makes the video")
 def test_a_dark_video_warns_once_and_is_measured(weights: Path, tmp_path: Path):
-    video = tmp_path / "dark.avi"
-    subprocess.run(
-        ["ffmpeg", "-loglevel", "error", "-f", "lavfi", "-i", "color=c=0x141414:size=64x48:rate=12",
-         "-t", "1", "-c:v", "mjpeg", str(video)],
-        check=True,
-    )  # fmt: skip
+    video = lavfi_video(tmp_path / "dark.avi", "color=c=0x141414:size=64x48:rate=12")
     out = tmp_path / "out"
     args = ["predict", str(video), "--weights", str(weights), "--out", str(out), "--quiet"]
     result = runner.invoke(app, args)

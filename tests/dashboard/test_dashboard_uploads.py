@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import io
 import shutil
-import subprocess
 from pathlib import Path
 
 import pytest
 from dashboard_support import SAMPLE_VIDEO, sample_images
+from ffmpeg_camera import lavfi_video
 
 from spraycv.dashboard import analyse, settings
 from spraycv.segment.classical import segment_classical
@@ -87,12 +87,7 @@ def test_an_upload_too_small_to_measure_is_one_message() -> None:
 
 @pytest.mark.skipif(shutil.which("ffmpeg") is None, reason="ffmpeg makes the video")
 def test_a_cut_video_upload_is_measured_with_a_warning(tmp_path: Path) -> None:
-    whole = tmp_path / "v.avi"
-    subprocess.run(
-        ["ffmpeg", "-loglevel", "error", "-f", "lavfi", "-i", "testsrc=size=64x48:rate=12",
-         "-t", "1", "-c:v", "mjpeg", str(whole)],
-        check=True,
-    )  # fmt: skip
+    whole = lavfi_video(tmp_path / "v.avi", "testsrc=size=64x48:rate=12")
     data = whole.read_bytes()
     frames, cut_short = analyse.sample_video(data[: len(data) // 2], "cut.avi", 12)
     assert 0 < len(frames) < 12
