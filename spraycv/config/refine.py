@@ -56,7 +56,7 @@ class RefinerTrainConfig(StrictModel):
     jitter: PoseJitter = Field(default_factory=PoseJitter)
     blur: CropBlur = Field(default_factory=CropBlur)
     # exposure normalisation of every crop (spraycv.io.exposure; stored in the refiner's
-    # sidecar and applied the same way at inference); None: the `init_weights` refiner's own
+    # sidecar and applied the same way at inference); None: the `init_weights` model's own
     exposure: Exposure | None = None
     # crops without a plume (spraycv.refine.negatives): this share of every batch, half of
     # them at the false readings that `mine_weights` makes on the training set (mined once,
