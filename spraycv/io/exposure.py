@@ -149,15 +149,24 @@ def under_exposed_level(image: np.ndarray, exposure: Exposure | None = None) -> 
     return level if level is not None and level < exposure.dim_below else None
 
 
+def under_exposed_text(level: float, exposure: Exposure | None = None) -> str:
+    """What an under-exposed frame's `bright_level` means for its readings (one phrase for
+    every place that says it)."""
+    share = 100.0 - (exposure or Exposure()).high_pct
+    return (
+        f"under-exposed (the brightest {share:.1f} % of pixels reach {level:.0f} of 255 grey "
+        "levels): plumes may be missed"
+    )
+
+
 def exposure_note(image: np.ndarray, name: str) -> str | None:
     """One line naming the file when its frame is under-exposed (`under_exposed_level`)."""
     level = under_exposed_level(image)
     if level is None:
         return None
     return (
-        f"{name}: under-exposed (the brightest 0.2 % of pixels reach {level:.0f} of 255 grey "
-        "levels): plumes may be missed, so no plume here does not mean no spray; raise the "
-        "exposure or gain"
+        f"{name}: {under_exposed_text(level)}, so no plume here does not mean no spray; raise "
+        "the exposure or gain"
     )
 
 

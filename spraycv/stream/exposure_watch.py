@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from spraycv.io.exposure import Exposure
+from spraycv.io.exposure import Exposure, under_exposed_text
 from spraycv.stream.records import EventKind
 
 RESTORED_FACTOR = 1.25  # lit again at 1.25 x the dark threshold (80 of 255 levels)
@@ -38,8 +38,5 @@ class ExposureWatch:
     @staticmethod
     def message(kind: EventKind, level: float) -> str:
         if kind is EventKind.UNDER_EXPOSED:
-            return (
-                f"under-exposed: the brightest 0.2 % of pixels reach {level:.0f} of 255 grey "
-                "levels; plumes may be missed, raise the exposure or gain"
-            )
+            return f"{under_exposed_text(level)}; raise the exposure or gain"
         return f"exposed again: the brightest pixels reach {level:.0f} of 255 grey levels"
