@@ -41,8 +41,13 @@ def _pt(x: float, y: float) -> tuple[int, int]:
 def _label(
     canvas: np.ndarray, text: str, anchor: tuple[int, int], scale: float, center: bool = False
 ) -> None:
-    """Text with a dark box behind it, kept inside the image (centred on `anchor` if asked)."""
-    font, thick = cv2.FONT_HERSHEY_SIMPLEX, max(1, round(scale * 2))
+    """Text with a dark box behind it, kept inside the image (centred on `anchor` if asked);
+    a text wider than the image is drawn smaller (an unreliable reading's reasons on a small
+    frame were cut at its left edge)."""
+    font = cv2.FONT_HERSHEY_SIMPLEX
+    (w, _), _ = cv2.getTextSize(text, font, scale, max(1, round(scale * 2)))
+    scale *= min(1.0, (canvas.shape[1] - 6) / max(w, 1))
+    thick = max(1, round(scale * 2))
     (w, h), base = cv2.getTextSize(text, font, scale, thick)
     x = anchor[0] - w // 2 if center else anchor[0]
     x = min(max(x, 2), canvas.shape[1] - w - 2)
