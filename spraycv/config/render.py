@@ -17,6 +17,9 @@ from spraycv.config.base import StrictModel
 NOZZLE_TYPES = ("flat_fan", "hollow_cone", "full_cone")
 NOZZLE_STATES = ("on", "weak", "clogged", "off")
 BACKGROUNDS = ("lab", "panel", "field")
+# Nozzle bodies: a tip in a bayonet cap on a holder; a tip on a bare threaded stem; one
+# moulded or machined piece (spraycv.data.synth.params.BODY_SAMPLERS draws each).
+BODY_SHAPES = ("bayonet", "tip_only", "one_piece")
 # Named looks of a frame (spraycv.data.synth.styles maps each to its effects). "standard" is
 # the renderer's own look: a config that draws only it renders what renderer v1 rendered.
 STYLES = (
@@ -70,6 +73,7 @@ IntRange = Annotated[tuple[int, int], AfterValidator(_check_range)]
 TypeProbs = Annotated[dict[str, float], _probs_over(NOZZLE_TYPES)]
 StateProbs = Annotated[dict[str, float], _probs_over(NOZZLE_STATES)]
 BackgroundProbs = Annotated[dict[str, float], _probs_over(BACKGROUNDS)]
+BodyShapeProbs = Annotated[dict[str, float], _probs_over(BODY_SHAPES)]
 StyleWeights = Annotated[dict[str, float], _probs_over(STYLES)]
 
 
@@ -121,6 +125,8 @@ class NozzleDistConfig(StrictModel):
     front_flatness_range: Range = (0.4, 1.0)
     apex_margin_frac: float = Field(0.05, ge=0, lt=0.5)
     body_width_frac_range: Range = (0.035, 0.085)  # nozzle cap width / image size
+    # Only "bayonet" by default: a config that draws one shape renders what renderer v1 did.
+    body_shape_probs: BodyShapeProbs = Field(default_factory=lambda: {"bayonet": 1.0})
 
     @model_validator(mode="after")
     def _consistent(self) -> NozzleDistConfig:

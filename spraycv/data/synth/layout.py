@@ -252,13 +252,14 @@ def sample_scene(
             states[i] = "on"
     body_w = ur(rng, cfg.body_width_frac_range) * size
     max_w = 0.7 * spacing if n > 1 else body_w
-    body = sample_body(rng, body_w, max_w)  # one nozzle model on the whole boom
+    # One nozzle model on the whole boom.
+    body = sample_body(rng, body_w, max_w, cfg.body_shape_probs)
     nozzles = []
     for i in range(n):
         env = _envelope(rng, apexes[i], u, *halves[i], l0 * rel[i], gdir, cfg)
         app = sample_appearance(rng, types[i], states[i], config.appearance, px)
         if not same:
-            body = sample_body(rng, body_w, max_w)
+            body = sample_body(rng, body_w, max_w, cfg.body_shape_probs)
         nozzles.append(NozzleParams(i, types[i], states[i], env, thetas[i], body=body, **app))
     boom = {
         "n_nozzles": n,

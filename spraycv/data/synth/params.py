@@ -61,6 +61,8 @@ class BodyParams:
     cap_color: Color
     holder_color: Color
     iso_size: str
+    shape: str = "bayonet"  # one of spraycv.config.render.BODY_SHAPES
+    gloss: float = 1.0  # scales the specular stripes: matte plastic < 1 < polished metal
 
 
 @dataclass
@@ -137,9 +139,8 @@ def pick(rng: np.random.Generator, probs: dict[str, float]) -> str:
     return keys[int(rng.choice(len(keys), p=p / p.sum()))]
 
 
-def sample_body(rng: np.random.Generator, scale: float, max_width: float) -> BodyParams:
-    """A nozzle body `scale` px wide (cap), no wider than `max_width`."""
-    w = min(scale, max_width)
+def _bayonet(rng: np.random.Generator, w: float) -> BodyParams:
+    """A coloured tip in a ribbed bayonet cap on a holder (the renderer v1 body)."""
     iso = str(rng.choice(list(ISO_COLORS)))
     return BodyParams(
         tip_len=w * ur(rng, (0.35, 0.9)),
@@ -154,6 +155,69 @@ def sample_body(rng: np.random.Generator, scale: float, max_width: float) -> Bod
         holder_color=HOLDER_COLORS[int(rng.integers(len(HOLDER_COLORS)))],
         iso_size=iso,
     )
+
+
+def _tip_only(rng: np.random.Generator, w: float) -> BodyParams:
+    """A tip screwed onto a bare threaded stem, as on test rigs: no cap, a narrow stem."""
+    iso = str(rng.choice(list(ISO_COLORS)))
+    tip_w1 = w * ur(rng, (0.6, 0.95))
+    stem = (ISO_COLORS["steel"], ISO_COLORS["brass"], HOLDER_COLORS[0])[int(rng.integers(3))]
+    return BodyParams(
+        tip_len=w * ur(rng, (0.5, 1.2)),
+        tip_w0=w * ur(rng, (0.25, 0.55)),
+        tip_w1=tip_w1,
+        cap_len=0.0,
+        cap_w=tip_w1,
+        holder_len=w * ur(rng, (0.6, 2.0)),
+        holder_w=tip_w1 * ur(rng, (0.5, 0.85)),
+        tip_color=ISO_COLORS[iso],
+        cap_color=stem,
+        holder_color=stem,
+        iso_size=iso,
+        shape="tip_only",
+        gloss=ur(rng, (0.5, 1.3)),
+    )
+
+
+def _one_piece(rng: np.random.Generator, w: float) -> BodyParams:
+    """One moulded or machined piece in one colour, often matte, without cap ribs."""
+    iso = str(rng.choice(list(ISO_COLORS)))
+    plastics: tuple[Color, ...] = (ISO_COLORS[iso], CAP_COLORS[0], (0.85, 0.85, 0.82))
+    color = plastics[int(rng.integers(len(plastics)))]
+    return BodyParams(
+        tip_len=w * ur(rng, (0.3, 0.8)),
+        tip_w0=w * ur(rng, (0.3, 0.6)),
+        tip_w1=w * ur(rng, (0.7, 1.0)),
+        cap_len=w * ur(rng, (0.4, 1.2)),
+        cap_w=w,
+        holder_len=w * ur(rng, (0.3, 1.5)),
+        holder_w=w * ur(rng, (0.55, 1.0)),
+        tip_color=color,
+        cap_color=color,
+        holder_color=color,
+        iso_size=iso,
+        shape="one_piece",
+        gloss=ur(rng, (0.15, 0.9)),
+    )
+
+
+BODY_SAMPLERS = {"bayonet": _bayonet, "tip_only": _tip_only, "one_piece": _one_piece}
+
+
+def sample_body(
+    rng: np.random.Generator,
+    scale: float,
+    max_width: float,
+    shape_probs: dict[str, float] | None = None,
+) -> BodyParams:
+    """A nozzle body `scale` px wide (cap), no wider than `max_width`.
+
+    The shape is drawn only when `shape_probs` allows more than one, so that a config with
+    one shape keeps the random stream (and the frames) of renderer v1.
+    """
+    shapes = [k for k, p in (shape_probs or {"bayonet": 1.0}).items() if p > 0]
+    shape = pick(rng, shape_probs) if len(shapes) > 1 else shapes[0]  # type: ignore[arg-type]
+    return BODY_SAMPLERS[shape](rng, min(scale, max_width))
 
 
 def sample_appearance(

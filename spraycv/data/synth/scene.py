@@ -128,9 +128,14 @@ def draw_hardware(img: np.ndarray, scene: SceneParams, rng: np.random.Generator)
                 ),
             )
         for a_lo, a_hi, w_lo, w_hi, col, spec in parts:
+            if a_hi <= a_lo:  # a body without this part (no cap on a bare stem)
+                continue
             sl, alpha, s = _part(fr, b0, a_lo, a_hi, w_lo, w_hi)
-            _paint(img[sl], alpha, s, col, spec * float(rng.uniform(0.5, 1.3)), s0, dark)
+            gloss = spec * bd.gloss * float(rng.uniform(0.5, 1.3))
+            _paint(img[sl], alpha, s, col, gloss, s0, dark)
             hw[sl] = np.maximum(hw[sl], alpha)
+        if bd.shape != "bayonet":
+            continue
         # Cap ribs: dark grooves across the bayonet cap.
         sl, in_cap, _ = _part(fr, b0, a2, a1, bd.cap_w, bd.cap_w * 0.92)
         ribs = np.cos((fr.a[sl] - a2) / max(bd.cap_len, 1) * 2 * math.pi * int(rng.integers(2, 5)))
