@@ -26,3 +26,6 @@ synth val_dim -c configs/render/heldout_dim.yaml --image-format png16 --n 100 --
 synth heldout_long -c configs/render/heldout_long_exposure.yaml --n 200 --seed 1006
 synth heldout_long_twins appearance.prob_dyed=0 --n 200 --seed 1006
 synth val_long -c configs/render/heldout_long_exposure.yaml --n 80 --seed 2007
+# nozzle bodies other than the standard frames' one (experiments row 81)
+synth heldout_bodies -c configs/render/heldout_bodies.yaml --n 200 --seed 1008
+synth val_bodies -c configs/render/heldout_bodies.yaml --n 150 --seed 2008

@@ -24,6 +24,10 @@ def apex_head(
     out: Path | None = typer.Option(None, help="New checkpoint." + _default("out")),
     epochs: int | None = typer.Option(None, help="Epochs." + _default("epochs")),
     max_images: int | None = typer.Option(None, help="Use the first N training images."),
+    lr: float | None = typer.Option(None, help="One-cycle peak rate." + _default("lr")),
+    keep_head: bool | None = typer.Option(
+        None, help="Fine-tune the model's own head, not a fresh one." + _default("keep_head")
+    ),
     threshold: float | None = typer.Option(None, help="Peak threshold." + _default("threshold")),
     threads: int | None = typer.Option(None, help="CPU threads."),
     device: str | None = typer.Option(None, help="cpu | cuda." + _default("device")),

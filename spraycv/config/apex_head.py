@@ -23,6 +23,9 @@ class ApexHeadConfig(StrictModel):
     epochs: int = Field(20, ge=1)
     batch_size: int = Field(32, ge=1)
     lr: float = Field(3e-3, gt=0)  # one-cycle peak
+    # Fine-tune the checkpoint's own head instead of a fresh one (take a lower lr): the
+    # geometry's apex prior was tuned on the shipped head's peaks (experiments row 81).
+    keep_head: bool = False
     weight_decay: float = Field(1e-4, ge=0)
     sigma_cells: float = Field(1.5, gt=0)  # Gaussian target width, in heatmap cells (4 px)
     threshold: float = Field(0.2, gt=0, lt=1)  # a peak above this is a likely apex

@@ -191,9 +191,12 @@ def train_apex_head(
         torch.set_num_threads(cfg.threads)
     torch.manual_seed(cfg.seed)
     net, meta = load_checkpoint(cfg.weights)
-    if meta["model"].get("apex_head"):
-        net = net.net  # retrain: a fresh head on the same segmentation network
-    model = WithApexHead(net).to(cfg.device).eval()
+    has_head = bool(meta["model"].get("apex_head"))
+    if cfg.keep_head and not has_head:
+        raise ValueError(f"{cfg.weights}: keep_head, but the model has no apex head to keep")
+    # Retrain: a fresh head on the same segmentation network, unless told to keep its own.
+    model = net if cfg.keep_head else WithApexHead(net.net if has_head else net)
+    model = model.to(cfg.device).eval()
     io = ModelIO.from_sidecar({**meta, "apex_threshold": cfg.threshold})
     tic = time.perf_counter()
     records = read_records(Path(cfg.data))[: cfg.max_images]
@@ -217,6 +220,8 @@ def train_apex_head(
             "data": str(cfg.data),
             "views": len(feats),
             "epochs": cfg.epochs,
+            "lr": cfg.lr,
+            "kept_head": cfg.keep_head,
             "seconds": round(time.perf_counter() - tic, 1),
             "validation": None if score is None else score.__dict__,
         },

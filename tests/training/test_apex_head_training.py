@@ -14,6 +14,7 @@ from spraycv.data.synth import write_dataset
 from spraycv.paths import default_weights
 from spraycv.runtime.predictor import load_predictor
 from spraycv.training.apex_head import focal_loss, heatmap_targets, train_apex_head
+from spraycv.training.checkpoint import load_checkpoint, save_checkpoint
 
 
 @pytest.fixture(scope="module")
@@ -55,6 +56,38 @@ def test_apex_head_trains_on_a_frozen_model_and_keeps_its_masks(
     for a, b in zip(extended.predict(images), base.predict(images), strict=True):
         np.testing.assert_array_equal(a, b)
     assert all(s.apexes.shape[1] == 2 for s in extended.segment(images))
+
+
+def _heat(weights: Path, batch: np.ndarray) -> np.ndarray:
+    return load_predictor(weights).infer(batch)[:, 1]
+
+
+@pytest.mark.slow
+def test_keep_head_fine_tunes_the_models_own_head(
+    rendered: Path, tmp_path: Path, one_torch_thread: None
+):
+    batch = np.random.default_rng(1).normal(size=(2, 3, 256, 256)).astype(np.float32)
+    shipped = _heat(default_weights(), batch)
+    heads = {}
+    for keep in (True, False):
+        cfg = ApexHeadConfig(
+            data=rendered, val_data=None, out=tmp_path / f"{keep}.safetensors",
+            epochs=1, batch_size=4, lr=1e-9, keep_head=keep,
+        )  # fmt: skip
+        heads[keep] = _heat(train_apex_head(cfg, progress=False, log=lambda _: None)[0], batch)
+    # float16 files: the kept head moves by rounding only; a fresh one is another head
+    np.testing.assert_allclose(heads[True], shipped, atol=0.05)
+    assert np.abs(heads[False] - shipped).max() > 1.0
+
+
+def test_keep_head_needs_a_head(tmp_path: Path):
+    net, meta = load_checkpoint(default_weights())
+    headless = tmp_path / "headless.safetensors"
+    sidecar = {k: v for k, v in meta.items() if k not in ("format", "spraycv_version", "created")}
+    save_checkpoint(headless, net.net, {**sidecar, "model": {**meta["model"], "apex_head": False}})
+    cfg = ApexHeadConfig(weights=headless, keep_head=True, out=tmp_path / "m.safetensors")
+    with pytest.raises(ValueError, match="headless.safetensors: keep_head, but the model has no"):
+        train_apex_head(cfg, progress=False, log=lambda _: None)
 
 
 def test_cli_reports_a_missing_checkpoint(tmp_path: Path):
