@@ -86,7 +86,7 @@ def test_keep_head_needs_a_head(tmp_path: Path):
     sidecar = {k: v for k, v in meta.items() if k not in ("format", "spraycv_version", "created")}
     save_checkpoint(headless, net.net, {**sidecar, "model": {**meta["model"], "apex_head": False}})
     cfg = ApexHeadConfig(weights=headless, keep_head=True, out=tmp_path / "m.safetensors")
-    with pytest.raises(ValueError, match="headless.safetensors: keep_head, but the model has no"):
+    with pytest.raises(ValueError, match=r"headless\.safetensors: keep_head, but the model has no"):
         train_apex_head(cfg, progress=False, log=lambda _: None)
 
 
