@@ -29,3 +29,7 @@ synth val_long -c configs/render/heldout_long_exposure.yaml --n 80 --seed 2007
 # nozzle bodies other than the standard frames' one (experiments row 81)
 synth heldout_bodies -c configs/render/heldout_bodies.yaml --n 200 --seed 1008
 synth val_bodies -c configs/render/heldout_bodies.yaml --n 150 --seed 2008
+# frames that are not square: the cameras' 16:9 and 4:3, and a phone held upright
+synth heldout_wide --n 200 --seed 1009 --size 912 --height 512
+synth heldout_43 --n 200 --seed 1010 --size 640 --height 480
+synth heldout_portrait --n 100 --seed 1011 --size 480 --height 640

@@ -18,7 +18,10 @@ def synth(
     config: Path | None = typer.Option(None, "--config", "-c", help="Renderer YAML config."),
     out: Path = typer.Option(..., "--out", help="Output dataset folder (must be empty)."),
     n: int = typer.Option(100, "--n", help="Number of images."),
-    size: int = typer.Option(512, "--size", help="Image width and height, px."),
+    size: int = typer.Option(512, "--size", help="Image width (and height), px."),
+    height: int | None = typer.Option(
+        None, "--height", help="Image height, px, for frames that are not square (default: --size)."
+    ),
     seed: int = typer.Option(0, "--seed", help="Dataset seed: same seed, same dataset."),
     workers: int = typer.Option(0, help="Worker processes; 0 = all cores."),
     image_format: str = typer.Option(

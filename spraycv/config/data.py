@@ -90,11 +90,14 @@ class DataConfig(StrictModel):
     `input_size` is (H, W), or one number for a square; both must be multiples of 32 (the
     encoders downsample 5 times). "stretch" resizes to it, distorting the aspect ratio and
     so the cone angles in the model's output until it is resized back; "letterbox" scales
-    the longer side to fit and pads with zeros, keeping angles.
+    the longer side to fit and pads with zeros, keeping angles; "keep_aspect" scales the
+    shorter side to the input's and takes a window of `input_size` (random in training,
+    central in evaluation): frames of another shape seen at the scale the runtime's
+    keep_aspect runs them at (fine-tuning on a 16:9 camera's frames).
     """
 
     input_size: tuple[int, int] = (256, 256)
-    resize_mode: Literal["stretch", "letterbox"] = "stretch"
+    resize_mode: Literal["stretch", "letterbox", "keep_aspect"] = "stretch"
     mean: tuple[float, float, float] = IMAGENET_MEAN  # RGB, on [0, 1] pixel values
     std: tuple[float, float, float] = IMAGENET_STD
     # resample masks with area/linear interpolation and keep the fractional edge coverage as

@@ -31,18 +31,40 @@ def _mask_interp(cfg: DataConfig, downscale: bool = False) -> int:
     return AREA if downscale else cv2.INTER_LINEAR
 
 
-def _resize(cfg: DataConfig) -> list[A.BasicTransform]:
+def _stretch(cfg: DataConfig, random: bool) -> list[A.BasicTransform]:
     h, w = cfg.input_size
-    if cfg.resize_mode == "letterbox":
-        return [
-            A.LongestMaxSize(
-                max_size_hw=(h, w), interpolation=AREA, mask_interpolation=_mask_interp(cfg, True)
-            ),
-            A.PadIfNeeded(
-                min_height=h, min_width=w, border_mode=cv2.BORDER_CONSTANT, fill=0, fill_mask=0
-            ),
-        ]
     return [A.Resize(h, w, interpolation=AREA, mask_interpolation=_mask_interp(cfg, True))]
+
+
+def _letterbox(cfg: DataConfig, random: bool) -> list[A.BasicTransform]:
+    h, w = cfg.input_size
+    return [
+        A.LongestMaxSize(
+            max_size_hw=(h, w), interpolation=AREA, mask_interpolation=_mask_interp(cfg, True)
+        ),
+        A.PadIfNeeded(
+            min_height=h, min_width=w, border_mode=cv2.BORDER_CONSTANT, fill=0, fill_mask=0
+        ),
+    ]
+
+
+def _keep_aspect(cfg: DataConfig, random: bool) -> list[A.BasicTransform]:
+    h, w = cfg.input_size
+    crop = A.RandomCrop if random else A.CenterCrop
+    return [
+        A.SmallestMaxSize(
+            max_size=min(h, w), interpolation=AREA, mask_interpolation=_mask_interp(cfg, True)
+        ),
+        crop(h, w, pad_if_needed=True, border_mode=cv2.BORDER_CONSTANT, fill=0, fill_mask=0),
+    ]
+
+
+RESIZES = {"stretch": _stretch, "letterbox": _letterbox, "keep_aspect": _keep_aspect}
+
+
+def _resize(cfg: DataConfig, random: bool = False) -> list[A.BasicTransform]:
+    """The steps to `input_size` by `cfg.resize_mode` (random: a training window)."""
+    return RESIZES[cfg.resize_mode](cfg, random)
 
 
 class Underexpose(A.ImageOnlyTransform):
@@ -94,7 +116,7 @@ def geometric_transforms(cfg: DataConfig) -> list[A.BasicTransform]:
             mask_interpolation=_mask_interp(cfg, True),
             p=a.crop_p,
         ),
-        *_resize(cfg),  # no-op after a crop; the affine then runs on the small image
+        *_resize(cfg, random=True),  # no-op after a crop; the affine then runs small
         A.Affine(
             scale=a.affine_scale,
             translate_percent=(-a.affine_translate, a.affine_translate),

@@ -122,10 +122,11 @@ def freeze_same_padding(model: Any, input_size: tuple[int, int]) -> Any:
     """
     import torch
 
-    model = copy.deepcopy(model)
     targets = [m for m in model.modules() if type(m).__name__ in ("Conv2dSame", "MaxPool2dSame")]
     if not targets:
         return model
+    model = copy.deepcopy(model)
+    targets = [m for m in model.modules() if type(m).__name__ in ("Conv2dSame", "MaxPool2dSame")]
     sizes: dict[Any, tuple[int, int]] = {}
 
     def record(module: Any, args: tuple) -> None:  # returns None: the input stays as it is
@@ -160,6 +161,22 @@ def _torch_export(model: Any, sample: Any, path: Path, opset: int, dynamic_hw: b
             dynamic_axes={INPUT_NAME: axes, OUTPUT_NAME: axes},
             do_constant_folding=True,
         )
+
+
+def _export_dynamic(model: Any, sample: Any, path: Path, opset: int, multiple: int) -> bool:
+    """Export with dynamic H and W; whether the graph gives PyTorch's logits at another size.
+
+    'SAME' pads frozen at the sample's size first: at any multiple of `multiple` every
+    stride-2 layer sees an even size, so its pads are the same constants, and the graph has
+    no shape arithmetic to slow it or to trouble a quantiser. Else the traced pads.
+    """
+    size = tuple(sample.shape[-2:])
+    frozen = freeze_same_padding(model, size)
+    for candidate in (frozen, model) if frozen is not model else (model,):
+        _torch_export(candidate, sample, path, opset, True)
+        if _other_size_works(model, path, size, multiple):
+            return True
+    return False
 
 
 def _other_size_works(model: Any, path: Path, size: tuple[int, int], multiple: int) -> bool:
@@ -210,10 +227,7 @@ def export_onnx(
     out.parent.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory(dir=out.parent) as tmp:
         raw = Path(tmp) / "raw.onnx"
-        if dynamic_hw:
-            _torch_export(model, sample, raw, opset, dynamic_hw)
-        if dynamic_hw and not _other_size_works(model, raw, (h, w), size_multiple):
-            dynamic_hw = False
+        dynamic_hw = dynamic_hw and _export_dynamic(model, sample, raw, opset, size_multiple)
         if not dynamic_hw:
             _torch_export(freeze_same_padding(model, (h, w)), sample, raw, opset, False)
         valid = f"H and W multiples of {size_multiple}" if dynamic_hw else f"exactly {h}x{w}"
@@ -226,6 +240,8 @@ def export_onnx(
             dynamic_hw=dynamic_hw,
             size_multiple=size_multiple,
             valid_sizes=valid,
+            # a graph of one size can only stretch a frame of another shape to it
+            resize=meta.get("resize", "stretch") if dynamic_hw else "stretch",
             **extra_meta,
         )
         for key, value in props.items():

@@ -43,6 +43,8 @@ def write_onnx(job: ExportJob, fixed: bool | None = None, out: Path | None = Non
         source=job.weights.name,
     )
     job.notes.append(f"ONNX: dynamic batch; input sizes: {result.valid_sizes}")
+    if not result.dynamic_hw and job.meta.get("resize") == "keep_aspect":
+        job.notes.append("one input size: frames that are not square are stretched to it")
     return result.path
 
 
@@ -64,7 +66,7 @@ def export_onnx_int8(job: ExportJob) -> tuple[Path, str]:
     select = job.images[:INT8_SELECT_IMAGES]
     best: tuple[float, QuantOptions] | None = None
     with tempfile.TemporaryDirectory(dir=job.out.parent) as tmp:
-        fp32 = write_onnx(job, fixed=True, out=Path(tmp) / "fp32.onnx")  # static shapes quantise
+        fp32 = write_onnx(job, out=Path(tmp) / "fp32.onnx")  # frozen pads: dynamic H/W quantise
         for options in ladder:
             quantize_onnx(fp32, job.out, calib, reference.io, options)
             report = compare_predictors(reference, OnnxPredictor(job.out), select, tol)

@@ -11,7 +11,13 @@ from typing import Any, ClassVar
 import numpy as np
 
 from spraycv.formats import MODEL_FORMATS, ModelFormat, load_target
-from spraycv.runtime.processing import ModelIO, apex_peaks, postprocess, preprocess
+from spraycv.runtime.processing import (
+    ModelIO,
+    apex_peaks,
+    postprocess,
+    preprocess,
+    same_input_size,
+)
 
 
 class ModelLoadError(ValueError):
@@ -43,20 +49,24 @@ class Predictor(ABC):
 
     def predict(self, images: Sequence[np.ndarray]) -> list[np.ndarray]:
         """N images ((H, W, 3) uint8 BGR or (H, W) uint8) -> N (H, W) uint8 {0, 1} masks."""
-        if not len(images):
-            return []
-        logits = self.infer(preprocess(images, self.io))
-        return postprocess(logits, [im.shape[:2] for im in images], self.io)
+        return [s.mask for s in self._segment(images, apexes=False)]
 
     def segment(self, images: Sequence[np.ndarray]) -> list[Segmentation]:
         """N images -> N masks with the likely apexes (see Segmentation)."""
-        if not len(images):
-            return []
-        logits = self.infer(preprocess(images, self.io))
-        sizes = [im.shape[:2] for im in images]
-        masks = postprocess(logits, sizes, self.io)
-        peaks = apex_peaks(logits, sizes, self.io)
-        return [Segmentation(m, a, s) for m, (a, s) in zip(masks, peaks, strict=True)]
+        return self._segment(images, apexes=True)
+
+    def _segment(self, images: Sequence[np.ndarray], apexes: bool) -> list[Segmentation]:
+        """One network call per input size (keep_aspect: images of another shape differ)."""
+        out: list[Segmentation | None] = [None] * len(images)
+        for group in same_input_size(images, self.io):
+            batch = [images[i] for i in group]
+            logits = self.infer(preprocess(batch, self.io))
+            sizes = [im.shape[:2] for im in batch]
+            masks = postprocess(logits, sizes, self.io)
+            peaks = apex_peaks(logits, sizes, self.io) if apexes else [(None, None)] * len(batch)
+            for i, mask, (points, heat) in zip(group, masks, peaks, strict=True):
+                out[i] = Segmentation(mask, np.zeros((0, 2)) if points is None else points, heat)
+        return out  # type: ignore[return-value]  # every index is in one group
 
     @property
     def has_apex_head(self) -> bool:

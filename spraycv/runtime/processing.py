@@ -4,24 +4,50 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
-from typing import Any
+from typing import Any, Literal
 
 import cv2
 import numpy as np
 
 from spraycv.io.exposure import Exposure, normalise_exposure
 
+Resize = Literal["stretch", "keep_aspect"]
+RESIZE_MODES: tuple[str, ...] = ("stretch", "keep_aspect")
+MAX_ASPECT = 4.0  # keep_aspect: a longer side beyond this many shorter sides is squeezed
+
 
 @dataclass(frozen=True)
 class ModelIO:
-    """How images go into a model and masks come out (from a checkpoint sidecar)."""
+    """How images go into a model and masks come out (from a checkpoint sidecar).
 
-    input_size: tuple[int, int]  # (H, W) of the network input
+    `resize` "stretch" resizes every image to `input_size`; "keep_aspect" (a fully
+    convolutional graph only) gives the image's shorter side the input's shorter side and
+    its longer side in proportion, in multiples of `size_multiple`, so that a 16:9 camera
+    frame is not squeezed into a square the network never saw in training.
+    """
+
+    input_size: tuple[int, int]  # (H, W) of the network input; keep_aspect: of a square image
     mean: tuple[float, float, float]  # RGB, on [0, 1] pixel values
     std: tuple[float, float, float]
     threshold: float = 0.5
     apex_threshold: float | None = None  # set when the model has an apex head (channel 1)
     exposure: Exposure = field(default_factory=Exposure)  # after the resize, as in training
+    resize: Resize = "stretch"
+    size_multiple: int = 32  # encoders downsample 5 times
+
+    def __post_init__(self) -> None:
+        if self.resize not in RESIZE_MODES:
+            raise ValueError(f"resize must be one of {list(RESIZE_MODES)}, not {self.resize!r}")
+
+    def network_size(self, image_size: tuple[int, int]) -> tuple[int, int]:
+        """(h, w) of the network input for an image of (H, W) pixels."""
+        if self.resize == "stretch":
+            return self.input_size
+        height, width = image_size
+        short, m = min(self.input_size), self.size_multiple
+        aspect = min(max(height, width) / max(min(height, width), 1), MAX_ASPECT)
+        long = max(short, round(short * aspect / m) * m)
+        return (long, short) if height > width else (short, long)
 
     @classmethod
     def from_sidecar(cls, meta: dict[str, Any]) -> ModelIO:
@@ -35,6 +61,7 @@ class ModelIO:
             meta["threshold"],
             None if apex is None else float(apex),
             Exposure(**norm.get("exposure", {})),  # none: a model from before exposure
+            meta.get("resize", "stretch"),  # none: a model from before keep_aspect
         )
 
     def to_sidecar(self) -> dict[str, Any]:
@@ -47,6 +74,7 @@ class ModelIO:
                 "exposure": asdict(self.exposure),
             },
             "threshold": self.threshold,
+            "resize": self.resize,
         }
         if self.apex_threshold is not None:
             out["apex_threshold"] = self.apex_threshold
@@ -69,10 +97,14 @@ def preprocess(images: Sequence[np.ndarray], io: ModelIO) -> np.ndarray:
     Args:
         images: N images, each (H_i, W_i, 3) uint8 BGR or (H_i, W_i) uint8.
     Returns:
-        (N, 3, h, w) float32, RGB, resized to `io.input_size`, its exposure normalised as
-        `io.exposure` says (spraycv.io.exposure), and normalised by mean and std.
+        (N, 3, h, w) float32, RGB, resized to `io.network_size` (one size for all N: see
+        `same_input_size`), its exposure normalised as `io.exposure` says
+        (spraycv.io.exposure), and normalised by mean and std.
     """
-    h, w = io.input_size
+    shapes = {io.network_size(image.shape[:2]) for image in images}
+    if len(shapes) > 1:
+        raise ValueError(f"images of one batch need one network input size; got {sorted(shapes)}")
+    h, w = shapes.pop() if shapes else io.input_size
     mean = np.asarray(io.mean, np.float32) * 255.0
     inv_std = 1.0 / (np.asarray(io.std, np.float32) * 255.0)
     batch = np.empty((len(images), 3, h, w), np.float32)
@@ -82,6 +114,15 @@ def preprocess(images: Sequence[np.ndarray], io: ModelIO) -> np.ndarray:
         resized = normalise_exposure(resized, io.exposure)
         batch[i] = ((resized.astype(np.float32) - mean) * inv_std).transpose(2, 0, 1)
     return batch
+
+
+def same_input_size(images: Sequence[np.ndarray], io: ModelIO) -> list[list[int]]:
+    """Indices of `images` grouped by their network input size (first-seen order): each
+    group is one batch for `preprocess`."""
+    groups: dict[tuple[int, int], list[int]] = {}
+    for i, image in enumerate(images):
+        groups.setdefault(io.network_size(image.shape[:2]), []).append(i)
+    return list(groups.values())
 
 
 def postprocess(

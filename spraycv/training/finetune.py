@@ -167,6 +167,8 @@ def make_train_config(cfg: FinetuneConfig, meta: dict[str, Any], n_train: int) -
         data = DataConfig().model_dump()
     # the runtime's input handling wins over the stored config's: the same exposure step
     data.update(input_size=io.input_size, mean=io.mean, std=io.std, exposure=asdict(io.exposure))
+    if io.resize == "keep_aspect":  # the user's frames at the scale the runtime reads them
+        data["resize_mode"] = "keep_aspect"
     if cfg.augment is not None:
         data["augment"] = cfg.augment.model_dump()
     epochs, per_epoch = step_budget(n_train, cfg.batch_size, cfg.epochs, cfg.steps)

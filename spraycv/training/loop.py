@@ -247,6 +247,7 @@ class _Run:
         io = ModelIO(
             tuple(data.input_size), tuple(data.mean), tuple(data.std), cfg.threshold,
             apex_threshold=head_threshold(cfg), exposure=data.exposure,
+            resize="keep_aspect",  # fully convolutional: wide frames are not squeezed
         )  # fmt: skip
         return _Run(
             cfg, info, device, splits, loader, val_loader, model, optimizer,

@@ -91,6 +91,21 @@ def test_eval_and_disabled_are_deterministic() -> None:
     assert b["image"].shape == (64, 96, 3)
 
 
+def test_keep_aspect_scales_the_shorter_side_and_takes_a_window() -> None:
+    """A 16:9 frame at the scale the runtime's keep_aspect reads it: the square stays square
+    and 64 / 80 of its size; evaluation takes the centre, training a random window."""
+    image, mask = _scene(80, 160)
+    cfg = DataConfig(input_size=64, resize_mode="keep_aspect", augment=AugmentConfig(
+        hflip_p=0, vflip_p=0, crop_p=0, affine_p=0))  # fmt: skip
+    out = build_eval_transform(cfg)(image=image, mask=mask)
+    rows = np.flatnonzero(out["mask"].any(axis=1))
+    cols = np.flatnonzero(out["mask"].any(axis=0))
+    assert out["image"].shape == (64, 64, 3) and len(rows) == len(cols) == 24
+    windows = {build_train_transform(cfg, seed=s)(image=image, mask=mask)["mask"].sum()
+               for s in range(8)}  # fmt: skip
+    assert len(windows) > 1  # the window moves: the square is cut or left out
+
+
 def test_letterbox_keeps_aspect() -> None:
     image, mask = _scene(80, 160)
     out = build_eval_transform(DataConfig(input_size=64, resize_mode="letterbox"))(

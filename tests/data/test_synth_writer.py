@@ -60,7 +60,17 @@ def test_write_dataset_refuses_non_empty_folder(tmp_path: Path) -> None:
     assert len((tmp_path / "labels.jsonl").read_text().splitlines()) == 1
 
 
-@pytest.mark.parametrize("bad", [{"image_format": "bmp"}, {"size": 32}])
+def test_write_dataset_renders_frames_that_are_not_square(tmp_path: Path) -> None:
+    out = write_dataset(tmp_path / "wide", 2, size=160, height=90, seed=5, workers=1,
+                        progress=False)  # fmt: skip
+    assert json.loads((out / "dataset.json").read_text())["height"] == 90
+    for record in map(json.loads, (out / "labels.jsonl").read_text().splitlines()):
+        shapes = {cv2.imread(str(out / record[k]), cv2.IMREAD_UNCHANGED).shape[:2]
+                  for k in ("image", "mask", "instances")}  # fmt: skip
+        assert shapes == {(90, 160)} and (record["width"], record["height"]) == (160, 90)
+
+
+@pytest.mark.parametrize("bad", [{"image_format": "bmp"}, {"size": 32}, {"height": 32}])
 def test_write_dataset_rejects_bad_arguments(tmp_path: Path, bad: dict) -> None:
     with pytest.raises(ValueError):
         write_dataset(tmp_path / "x", 1, workers=1, progress=False, **bad)

@@ -50,25 +50,47 @@ CASES = [  # candidate, its paired changes, whether it may ship, the reasons it 
      changed(heldout__angle_mae_deg=1.47, heldout_hard__frames_with_extra_frac=0.015), BETTER,
      False, ["breaks hard false plumes <= 1 %"]),
     ("a change within the noise (rows 40, 62)", changed(heldout__angle_mae_deg=1.492), NOISE,
-     False, ["better on no angle set by 2 standard errors"]),
+     False, ["better on no angle set, and finds no more nozzles, by 2 standard errors"]),
     ("better on one set, worse on another", SHIPPED, WORSE, False,
      ["worse on heldout (+0.070 deg over 900 readings, z +2.3)"]),
     ("over the MAE bound and dim ratio",
      changed(heldout__angle_mae_deg=1.51, heldout_dim__angle_mae_deg=2.1), NOISE, False,
      ["breaks heldout MAE <= 1.5", "breaks dim MAE <= 1.5 x twins",
-      "better on no angle set by 2 standard errors"]),
+      "better on no angle set, and finds no more nozzles, by 2 standard errors"]),
     ("a bound unmet before may stay unmet",
      changed(heldout__angle_mae_deg=1.40, heldout__angle_p95_deg=4.3), BETTER, True, []),
     ("no figure (NaN) holds no bound", changed(heldout_unseen__angle_mae_deg=float("nan"),
      heldout__angle_mae_deg=1.4), BETTER, False, ["breaks unseen MAE <= 2"]),
-    ("no readings to pair", SHIPPED, {}, False, ["better on no angle set by 2 standard errors"]),
+    ("no readings to pair", SHIPPED, {}, False,
+     ["better on no angle set, and finds no more nozzles, by 2 standard errors"]),
+]  # fmt: skip
+
+
+FOUND_MORE = {"heldout_wide": compare.FoundChange(17, 3)}  # row 83, z -3.1
+FOUND_FEWER = {"heldout": compare.FoundChange(1, 10)}  # z +2.7
+
+CASES += [  # the nozzles found weigh as the angles do (row 83)
+    ("finds more nozzles, reads them as well", SHIPPED, {**NOISE, **FOUND_MORE}, True, []),
+    ("better angles, nozzles lost", changed(heldout__angle_mae_deg=1.47),
+     {**BETTER, **FOUND_MORE, **FOUND_FEWER}, False,
+     ["finds fewer nozzles on heldout (1 gained, 10 lost, z +2.7)"]),
 ]  # fmt: skip
 
 
 @pytest.mark.parametrize(("candidate", "paired", "may_ship", "reasons"), [c[1:] for c in CASES],
                          ids=[c[0] for c in CASES])  # fmt: skip
 def test_verdict(candidate: dict, paired: dict, may_ship: bool, reasons: list[str]) -> None:
-    assert compare.verdict(SHIPPED, candidate, paired) == (may_ship, reasons)
+    angles = {k: c for k, c in paired.items() if isinstance(c, compare.PairedChange)}
+    found = {k: c for k, c in paired.items() if isinstance(c, compare.FoundChange)}
+    assert compare.verdict(SHIPPED, candidate, angles, found) == (may_ship, reasons)
+
+
+@pytest.mark.parametrize(("shipped", "candidate", "gained", "lost"), [
+    ({"a": {0, 1}, "b": {0}}, {"a": {0, 1, 2}, "b": set()}, 1, 1),
+    ({"a": {0}}, {"a": {0}, "c": {0, 1}}, 0, 0),  # a frame only one run read is not paired
+])  # fmt: skip
+def test_the_nozzles_found_are_paired_by_frame(shipped, candidate, gained, lost):
+    assert compare.found_change(shipped, candidate) == compare.FoundChange(gained, lost)
 
 
 @pytest.mark.parametrize(("shipped", "candidate", "expected"), [
@@ -107,7 +129,7 @@ BETTER_ERRORS = [0.5, -1.0, 0.5, 0.2, -0.5, 1.0, 0.0]  # each nozzle read better
     (changed(heldout__angle_mae_deg=1.47), BETTER_ERRORS, 0, "CAND may ship"),
     (changed(heldout_hard__frames_with_extra_frac=0.02), SHIPPED_ERRORS, 1,
      "CAND may not ship: breaks hard false plumes <= 1 %; "
-     "better on no angle set by 2 standard errors"),
+     "better on no angle set, and finds no more nozzles, by 2 standard errors"),
     (None, [], 2, ""),
 ])  # fmt: skip
 def test_the_script_reads_the_runs_and_exits_with_its_verdict(

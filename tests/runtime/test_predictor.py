@@ -32,6 +32,24 @@ def test_torch_predictor_matches_the_model_and_returns_full_size_masks(weights: 
     assert predictor.predict([]) == []
 
 
+def test_keep_aspect_runs_each_shape_at_its_own_input_size(tmp_path: Path, tiny_checkpoint):
+    """Frames of two shapes in one call: one network batch per input size, each mask the
+    size of its own frame and equal to that frame's own prediction."""
+    keep = ModelIO(IO.input_size, IO.mean, IO.std, resize="keep_aspect")
+    predictor = load_predictor(tiny_checkpoint(tmp_path, io=keep)[0])
+    assert predictor.io == keep
+    shapes = [(72, 128, 3), (90, 90, 3), (72, 128, 3)]
+    images = [np.random.default_rng(i).integers(0, 255, s, np.uint8) for i, s in enumerate(shapes)]
+    seen: list[tuple[int, ...]] = []
+    infer = predictor.infer
+    predictor.infer = lambda batch: seen.append(batch.shape) or infer(batch)  # records only
+    masks = predictor.predict(images)
+    assert seen == [(2, 3, 64, 128), (1, 3, 64, 64)]
+    assert [m.shape for m in masks] == [s[:2] for s in shapes]
+    for image, mask in zip(images, masks, strict=True):
+        np.testing.assert_array_equal(predictor(image), mask)
+
+
 @pytest.mark.parametrize(
     ("name", "content", "error", "message"),
     [

@@ -10,6 +10,7 @@ from spraycv.runtime.processing import (
     apex_points,
     postprocess,
     preprocess,
+    same_input_size,
     upsampled_mask,
 )
 
@@ -126,3 +127,40 @@ def test_banded_upsampling_equals_one_resize(logit_size, size):
     assert banded.dtype == np.uint8 and banded.shape == size
     assert np.array_equal(banded, whole)
     assert np.array_equal(upsampled_mask(logit, size, 0.2), whole)
+
+
+KEEP = ModelIO((256, 256), (0.5, 0.5, 0.5), (0.25, 0.25, 0.25), resize="keep_aspect")
+
+
+@pytest.mark.parametrize(
+    ("io", "image_size", "network_size"),
+    [
+        (IO, (512, 912), (64, 96)),  # stretch: always the input size
+        (KEEP, (512, 512), (256, 256)),
+        (KEEP, (512, 912), (256, 448)),  # 16:9: 455 px, the nearest multiple of 32
+        (KEEP, (480, 640), (256, 352)),  # 4:3: 341 px
+        (KEEP, (640, 480), (352, 256)),  # portrait
+        (KEEP, (100, 4000), (256, 1024)),  # beyond MAX_ASPECT: squeezed to 4:1
+        (KEEP, (300, 310), (256, 256)),  # never below the input size
+    ],
+)
+def test_network_size_keeps_the_aspect_only_when_asked(io, image_size, network_size):
+    assert io.network_size(image_size) == network_size
+    batch = preprocess([np.zeros((*image_size, 3), np.uint8)], io)
+    assert batch.shape == (1, 3, *network_size)
+
+
+def test_images_of_other_shapes_go_in_separate_batches():
+    images = [np.zeros(s, np.uint8) for s in [(512, 912, 3), (512, 512, 3), (1080, 1920), (64, 64)]]
+    assert same_input_size(images, KEEP) == [[0, 2], [1, 3]]
+    assert same_input_size(images, IO) == [[0, 1, 2, 3]]
+    with pytest.raises(ValueError, match="one network input size"):
+        preprocess(images, KEEP)
+
+
+def test_resize_mode_goes_through_the_sidecar_and_is_checked():
+    assert ModelIO.from_sidecar(KEEP.to_sidecar()) == KEEP
+    old = {k: v for k, v in KEEP.to_sidecar().items() if k != "resize"}
+    assert ModelIO.from_sidecar(old).resize == "stretch"  # a sidecar from before the mode
+    with pytest.raises(ValueError, match=r"resize must be one of \['stretch', 'keep_aspect'\]"):
+        ModelIO((64, 64), (0.5,) * 3, (0.25,) * 3, resize="letterbox")

@@ -162,6 +162,10 @@ def test_train_config_takes_model_and_input_from_the_checkpoint(tmp_path: Path):
     assert train_cfg.optim == cfg.optim and train_cfg.threads == 1
     assert (train_cfg.epochs, train_cfg.max_train_images) == (2, 20)
     assert train_cfg.out_dir / train_cfg.name == tmp_path / "run"
+    # the shipped model reads wide frames unsqueezed: it is fine-tuned on them the same way
+    assert meta["resize"] == "keep_aspect" and train_cfg.data.resize_mode == "keep_aspect"
+    stretched = make_train_config(cfg, {**meta, "resize": "stretch"}, n_train=20)
+    assert stretched.data.resize_mode == "stretch"
 
 
 def test_table_shows_missing_angles_as_na():

@@ -59,12 +59,13 @@ def save_sample(out: Path, stem: str, res: RenderResult, image_format: str = "jp
     return record
 
 
-def _render_one(job: tuple[int, int, int, str, str, dict[str, Any]]) -> dict[str, Any]:
+def _render_one(job: tuple[int, int, int, int, str, str, dict[str, Any]]) -> dict[str, Any]:
     """Render and write one sample (runs in a worker); returns its record."""
-    index, dataset_seed, size, image_format, out, cfg = job
+    index, dataset_seed, size, height, image_format, out, cfg = job
     stem = f"{index:06d}"
     seed = sample_seed(dataset_seed, index)
-    res = render_sample(seed, size, RenderConfig.model_validate(cfg), sample_id=stem)
+    config = RenderConfig.model_validate(cfg)
+    res = render_sample(seed, size, config, height=height, sample_id=stem)
     return save_sample(Path(out), stem, res, image_format)
 
 
@@ -95,6 +96,7 @@ def write_dataset(
     size: int = 512,
     seed: int = 0,
     workers: int = 0,
+    height: int | None = None,
     image_format: str = "jpg",
     config: RenderConfig | None = None,
     overwrite: bool = False,
@@ -103,7 +105,10 @@ def write_dataset(
     """Render `n` samples into the dataset folder `out` (layout in the module docstring).
 
     Args:
+        size: image width, px (and height unless `height` is given).
         workers: processes; 0 = all cores. The output does not depend on it.
+        height: image height, px, for frames that are not square (a camera's 4:3 or 16:9);
+            lengths scale with the shorter side, so the sprays fill such frames alike.
         image_format: "jpg" (quality 95), "png", or "png16": PNG, with the raw frames of
             high-bit-depth styles ("hdr") as 16-bit PNG instead of their 8-bit copy.
         overwrite: replace the dataset files of an existing non-empty `out`; without it a
@@ -119,8 +124,9 @@ def write_dataset(
     if image_format not in IMAGE_FORMATS:
         formats = sorted(IMAGE_FORMATS)
         raise ValueError(f"image_format must be one of {formats}, not {image_format!r}")
-    if n < 0 or size < 64:
-        raise ValueError("n must be >= 0 and size >= 64")
+    height = size if height is None else height
+    if n < 0 or min(size, height) < 64:
+        raise ValueError("n must be >= 0, and size and height >= 64")
     out = Path(out)
     if out.exists() and any(out.iterdir()):
         if not overwrite:
@@ -139,13 +145,14 @@ def write_dataset(
     cfg = config.model_dump(mode="json")
     workers = workers or os.cpu_count() or 1
     workers = max(1, min(workers, n))
-    jobs = [(i, seed, size, image_format, str(out), cfg) for i in range(n)]
+    jobs = [(i, seed, size, height, image_format, str(out), cfg) for i in range(n)]
     meta = {
         "spraycv_version": __version__,
         "renderer_version": RENDERER_VERSION,
         "seed": seed,
         "n": n,
         "size": size,
+        **({"height": height} if height != size else {}),  # square sets: as before
         "image_format": image_format,
         "render_config": cfg,
     }
