@@ -21,7 +21,7 @@ from spraycv.export.parity import (
     ParityReport,
     Tolerance,
     compare_predictors,
-    model_inputs,
+    parity_inputs,
 )
 from spraycv.formats import refiner_companion
 
@@ -149,7 +149,7 @@ def _load_job(
     out.parent.mkdir(parents=True, exist_ok=True)
     model, meta = load_checkpoint(weights)
     multiple = get_architecture(meta["model"]["arch"]).size_multiple
-    images = model_inputs(meta, *parity)
+    images = parity_inputs(meta, *parity)
     return ExportJob(weights, out, model, meta, multiple, flags, images, parity[1], opset, log)
 
 

@@ -23,8 +23,8 @@ class ExportJob:
     model, meta: the checkpoint's torch module and sidecar; size_multiple: what H and W must
         be a multiple of for its architecture.
     flags: every format flag by name, the defaults filled in.
-    images: the rendered parity images (image_size x image_size), which the exporter may
-        also use to choose a recipe.
+    images: the rendered parity images (image_size square; every second one 16:9 for a model
+        that keeps the aspect), which the exporter may also use to choose a recipe.
     notes: lines the exporter adds for the user (printed after the export).
     """
 

@@ -126,6 +126,20 @@ def model_inputs(meta: dict, n: int, size: int, seed0: int = PARITY_SEED0) -> li
     return rendered_images(n, size, seed0)
 
 
+WIDE = 16 / 9  # the second frame shape a model that keeps the aspect is checked on
+
+
+def parity_inputs(meta: dict, n: int, size: int, seed0: int = PARITY_SEED0) -> list[np.ndarray]:
+    """`model_inputs`, but every second frame rendered 16:9 (`size` high) for a model whose
+    sidecar keeps the aspect: its graph then runs at a second input size, checked too."""
+    if "refiner" in meta or meta.get("resize") != "keep_aspect":
+        return model_inputs(meta, n, size, seed0)
+    from spraycv.data.synth import render_sample
+
+    wide = round(size * WIDE)
+    return [render_sample(seed0 + i, wide if i % 2 else size, height=size).image for i in range(n)]
+
+
 def _angle_diffs(ref_masks: Sequence[np.ndarray], cand_masks: Sequence[np.ndarray]):
     from spraycv.geometry.matching import compare_readings
     from spraycv.measure import Measurer
@@ -154,7 +168,7 @@ def compare_predictors(
     Args:
         images: N (H, W, 3) uint8 BGR images.
     """
-    from spraycv.runtime.processing import apex_points, postprocess, preprocess
+    from spraycv.runtime.processing import apex_points, postprocess, preprocess, same_input_size
 
     # a graph of one size stretches frames that are not square: the same I/O for these images
     if replace(reference.io, resize=candidate.io.resize) != candidate.io:
@@ -164,8 +178,12 @@ def compare_predictors(
     n_apexes = apexes_kept = 0
     ref_masks: list[np.ndarray] = []
     cand_masks: list[np.ndarray] = []
-    for start in range(0, len(images), batch_size):
-        chunk = images[start : start + batch_size]
+    chunks = [
+        [images[i] for i in group[start : start + batch_size]]
+        for group in same_input_size(images, io)  # frames of other shapes: other batches
+        for start in range(0, len(group), batch_size)
+    ]
+    for chunk in chunks:
         batch = preprocess(chunk, io)
         ref_logits, cand_logits = reference.infer(batch), candidate.infer(batch)
         max_diff = max(max_diff, float(np.abs(ref_logits - cand_logits).max()))

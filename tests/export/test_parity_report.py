@@ -34,3 +34,28 @@ def test_int8_parity_counts_the_apex_peaks_it_keeps(n_apexes: int, kept: int, ok
     assert ("apex peaks kept" in report.summary()) is (n_apexes > 0)
     if not ok:
         assert report.failures == ["apex peaks kept 0.900 < 0.95"]
+
+
+def test_a_model_that_keeps_the_aspect_is_checked_on_wide_frames_too(tmp_path, tiny_checkpoint):
+    """Every second parity frame is 16:9 for such a model; the comparison batches each shape
+    apart, and a graph of one size (stretch) is compared on the frames it stretches."""
+    from dataclasses import replace
+
+    from spraycv.export.parity import compare_predictors, parity_inputs
+    from spraycv.runtime.predictor import ModulePredictor, load_predictor
+    from spraycv.runtime.processing import ModelIO
+
+    io = ModelIO((64, 64), (0.5,) * 3, (0.25,) * 3, resize="keep_aspect")
+    weights, model, meta = tiny_checkpoint(tmp_path, io=io)
+    shapes = [im.shape[:2] for im in parity_inputs(meta, 4, 64)]
+    assert shapes == [(64, 64), (64, 114)] * 2
+    stretch_meta = {**meta, "resize": "stretch"}
+    assert [im.shape[:2] for im in parity_inputs(stretch_meta, 2, 64)] == [(64, 64)] * 2
+    images = parity_inputs(meta, 4, 64)
+    reference = load_predictor(weights)
+    for candidate_io in (io, replace(io, resize="stretch")):
+        candidate = ModulePredictor(model, candidate_io, meta)
+        report = compare_predictors(reference, candidate, images, TOLERANCES["fp32"], batch_size=1)
+        assert report.n_images == 4 and report.mask_iou == 1.0 and report.max_logit_diff == 0.0
+    with pytest.raises(ValueError, match="disagree on their I/O"):
+        compare_predictors(reference, ModulePredictor(model, replace(io, threshold=0.4)), images)
