@@ -18,6 +18,7 @@ from spraycv.runtime.processing import (
     preprocess,
     same_input_size,
 )
+from spraycv.runtime.zoom import paste_apexes, paste_mask, zoom_box
 
 
 class ModelLoadError(ValueError):
@@ -56,6 +57,22 @@ class Predictor(ABC):
         return self._segment(images, apexes=True)
 
     def _segment(self, images: Sequence[np.ndarray], apexes: bool) -> list[Segmentation]:
+        """The first pass, then a second look where the spray is small (`io.zoom_below`)."""
+        out = self._one_pass(images, apexes)
+        if self.io.zoom_below is None:
+            return out
+        boxes = {i: zoom_box(s.mask, self.io.zoom_below) for i, s in enumerate(out)}
+        boxes = {i: b for i, b in boxes.items() if b is not None}
+        crops = [images[i][b[0] : b[1], b[2] : b[3]] for i, b in boxes.items()]
+        for (i, box), crop in zip(boxes.items(), self._one_pass(crops, apexes), strict=True):
+            first = out[i]
+            points, heat = paste_apexes(
+                first.apexes, first.apex_strength, box, crop.apexes, crop.apex_strength
+            )
+            out[i] = Segmentation(paste_mask(first.mask, box, crop.mask), points, heat)
+        return out
+
+    def _one_pass(self, images: Sequence[np.ndarray], apexes: bool) -> list[Segmentation]:
         """One network call per input size (keep_aspect: images of another shape differ)."""
         out: list[Segmentation | None] = [None] * len(images)
         for group in same_input_size(images, self.io):

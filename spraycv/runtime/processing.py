@@ -34,6 +34,9 @@ class ModelIO:
     exposure: Exposure = field(default_factory=Exposure)  # after the resize, as in training
     resize: Resize = "stretch"
     size_multiple: int = 32  # encoders downsample 5 times
+    # read the spray's square again where it spans less than this share of the frame's
+    # shorter side (spraycv.runtime.zoom); None: one pass
+    zoom_below: float | None = None
 
     def __post_init__(self) -> None:
         if self.resize not in RESIZE_MODES:
@@ -62,6 +65,7 @@ class ModelIO:
             None if apex is None else float(apex),
             Exposure(**norm.get("exposure", {})),  # none: a model from before exposure
             meta.get("resize", "stretch"),  # none: a model from before keep_aspect
+            zoom_below=meta.get("zoom_below"),
         )
 
     def to_sidecar(self) -> dict[str, Any]:
@@ -78,6 +82,8 @@ class ModelIO:
         }
         if self.apex_threshold is not None:
             out["apex_threshold"] = self.apex_threshold
+        if self.zoom_below is not None:
+            out["zoom_below"] = self.zoom_below
         return out
 
 

@@ -1,0 +1,74 @@
+"""A second look at sprays that fill a small part of the frame.
+
+The network was trained on frames whose sprays are 16-95 % of the shorter side long. In a
+photo taken from further away (a boom from the field edge, a phone held back) the first pass
+sees a plume a few dozen network pixels long, misses some nozzles and reads the rest
+coarsely. Where everything the first pass found lies in a square smaller than a given
+share of the frame's shorter side, that square (with a margin for the nozzle bodies) is
+read again at the network's input size and its mask and apexes replace the first pass's
+there. Pure numpy functions; `Predictor.segment` applies them.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+Box = tuple[int, int, int, int]  # y0, y1, x0, x1 (ends exclusive)
+
+MARGIN = 0.35  # of the spray's larger extent, on each side: the bodies above, the fronts
+MAX_ZOOM = 4.0  # the square is never smaller than this share of the shorter side: 1 / 4
+
+
+def zoom_box(mask: np.ndarray, below: float) -> Box | None:
+    """The square to read again, or None when the spray is large enough or absent.
+
+    Args:
+        mask: (H, W) uint8 {0, 1}, the first pass's mask.
+        below: zoom only when the square (spray extent plus margins) is smaller than this
+            share of min(H, W).
+    Returns:
+        (y0, y1, x0, x1) of a square inside the image, centred on the spray's bounding box
+        where the image allows, of side at least min(H, W) / MAX_ZOOM.
+    """
+    ys, xs = np.nonzero(mask)
+    if not len(ys):
+        return None
+    height, width = mask.shape
+    extent = max(ys.max() - ys.min(), xs.max() - xs.min()) + 1
+    short = min(height, width)
+    side = round(max(extent * (1 + 2 * MARGIN), short / MAX_ZOOM))
+    if side >= below * short:
+        return None
+    cy, cx = (ys.min() + ys.max() + 1) / 2, (xs.min() + xs.max() + 1) / 2
+    y0 = int(np.clip(round(cy - side / 2), 0, height - side))
+    x0 = int(np.clip(round(cx - side / 2), 0, width - side))
+    return y0, y0 + side, x0, x0 + side
+
+
+def paste_mask(mask: np.ndarray, box: Box, crop_mask: np.ndarray) -> np.ndarray:
+    """`mask` (H, W) with the box replaced by `crop_mask` (box height, box width)."""
+    y0, y1, x0, x1 = box
+    out = mask.copy()
+    out[y0:y1, x0:x1] = crop_mask
+    return out
+
+
+def paste_apexes(
+    points: np.ndarray,
+    heat: np.ndarray | None,
+    box: Box,
+    crop_points: np.ndarray,
+    crop_heat: np.ndarray | None,
+) -> tuple[np.ndarray, np.ndarray | None]:
+    """The first pass's apexes (K, 2) of (x, y) outside the box, then the second pass's
+    (M, 2) moved into image pixels; their heat (K,) and (M,) alike (None: not known)."""
+    y0, y1, x0, x1 = box
+    points = np.asarray(points, np.float64).reshape(-1, 2)
+    outside = ~(
+        (points[:, 0] >= x0) & (points[:, 0] < x1) & (points[:, 1] >= y0) & (points[:, 1] < y1)
+    )
+    moved = np.asarray(crop_points, np.float64).reshape(-1, 2) + np.array([x0, y0])
+    merged = np.concatenate([points[outside], moved])
+    if heat is None or crop_heat is None:
+        return merged, None
+    return merged, np.concatenate([np.asarray(heat)[outside], np.asarray(crop_heat)])
