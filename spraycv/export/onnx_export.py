@@ -45,6 +45,7 @@ def model_metadata(meta: dict[str, Any], **extra: Any) -> dict[str, str]:
         "normalization": meta["normalization"],
         "threshold": meta["threshold"],
         **({"apex_threshold": meta["apex_threshold"]} if "apex_threshold" in meta else {}),
+        **({"zoom_below": meta["zoom_below"]} if meta.get("zoom_below") is not None else {}),
         "spraycv_version": meta.get("spraycv_version"),
         **extra,
     }

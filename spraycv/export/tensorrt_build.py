@@ -144,6 +144,8 @@ def build_engine(
         "source_onnx": str(onnx_path),
         **{k: meta[k] for k in ("model", "input_size", "normalization", "threshold")},
         **({"apex_threshold": meta["apex_threshold"]} if "apex_threshold" in meta else {}),
+        # one input size: frames are stretched to it, and a small spray's square zoomed to it
+        **({"zoom_below": meta["zoom_below"]} if meta.get("zoom_below") is not None else {}),
     }
     engine_sidecar_path(out).write_text(json.dumps(sidecar, indent=2) + "\n")
     return out

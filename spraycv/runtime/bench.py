@@ -61,6 +61,7 @@ def encoded_frames(
 def _one_frame(predictor: Any, data: bytes, refiner: Any = None) -> dict[str, float]:
     """Seconds per stage for one frame through one predictor (batch 1) and its refiner."""
     from spraycv.measure import Measurer
+    from spraycv.runtime.predictor import Segmentation
     from spraycv.runtime.processing import apex_peaks, postprocess, preprocess
 
     times: dict[str, float] = {}
@@ -74,6 +75,10 @@ def _one_frame(predictor: Any, data: bytes, refiner: Any = None) -> dict[str, fl
     mask = postprocess(logits, [image.shape[:2]], predictor.io)[0]
     apexes, strength = apex_peaks(logits, [image.shape[:2]], predictor.io)[0]
     times["postprocess"], tic = time.perf_counter() - tic, time.perf_counter()
+    seg = predictor.second_look(image, Segmentation(mask, apexes, strength))
+    mask, apexes, strength = seg.mask, seg.apexes, seg.apex_strength
+    times["inference"] += time.perf_counter() - tic  # a small spray's second look, if any
+    tic = time.perf_counter()
     prior = apexes if predictor.has_apex_head else None
     measurer = Measurer(predictor, refiner=refiner)
     coarse = measurer.coarse_readings(mask, prior, strength)

@@ -58,19 +58,24 @@ class Predictor(ABC):
 
     def _segment(self, images: Sequence[np.ndarray], apexes: bool) -> list[Segmentation]:
         """The first pass, then a second look where the spray is small (`io.zoom_below`)."""
-        out = self._one_pass(images, apexes)
-        if self.io.zoom_below is None:
-            return out
-        boxes = {i: zoom_box(s.mask, self.io.zoom_below) for i, s in enumerate(out)}
-        boxes = {i: b for i, b in boxes.items() if b is not None}
-        crops = [images[i][b[0] : b[1], b[2] : b[3]] for i, b in boxes.items()]
-        for (i, box), crop in zip(boxes.items(), self._one_pass(crops, apexes), strict=True):
-            first = out[i]
-            points, heat = paste_apexes(
-                first.apexes, first.apex_strength, box, crop.apexes, crop.apex_strength
-            )
-            out[i] = Segmentation(paste_mask(first.mask, box, crop.mask), points, heat)
-        return out
+        first = self._one_pass(images, apexes)
+        return [self.second_look(im, s, apexes) for im, s in zip(images, first, strict=True)]
+
+    def second_look(
+        self, image: np.ndarray, first: Segmentation, apexes: bool = True
+    ) -> Segmentation:
+        """`first` (the image's first pass) with the square around a spray that fills less
+        than `io.zoom_below` of the shorter side read again at the network's input size
+        (spraycv.runtime.zoom); `first` itself where there is none."""
+        box = None if self.io.zoom_below is None else zoom_box(first.mask, self.io.zoom_below)
+        if box is None:
+            return first
+        y0, y1, x0, x1 = box
+        (crop,) = self._one_pass([image[y0:y1, x0:x1]], apexes)
+        points, heat = paste_apexes(
+            first.apexes, first.apex_strength, box, crop.apexes, crop.apex_strength
+        )
+        return Segmentation(paste_mask(first.mask, box, crop.mask), points, heat)
 
     def _one_pass(self, images: Sequence[np.ndarray], apexes: bool) -> list[Segmentation]:
         """One network call per input size (keep_aspect: images of another shape differ)."""

@@ -69,12 +69,12 @@ def test_a_same_padding_encoder_exports_dynamic_and_keeps_the_aspect(tmp_path: P
     """Frozen 'SAME' pads are the same at every multiple of 32, so the graph runs a wide
     frame at its own shape; a fixed graph can only stretch, and its metadata says so."""
     model, meta = _model("Unet", "tu-tf_mobilenetv3_small_100")
-    meta = {**meta, "resize": "keep_aspect"}
+    meta = {**meta, "resize": "keep_aspect", "zoom_below": 0.5}
     result = export_onnx(model, meta, tmp_path / "m.onnx", size_multiple=32)
     assert result.dynamic_hw
     assert "Ceil" not in {n.op_type for n in onnx.load(str(result.path)).graph.node}
     predictor = OnnxPredictor(result.path)
-    assert predictor.io.resize == "keep_aspect"
+    assert predictor.io.resize == "keep_aspect" and predictor.io.zoom_below == 0.5
     assert _max_diff(model, predictor, 2, hw=(64, 128)) <= 1e-4
     fixed = export_onnx(model, meta, tmp_path / "f.onnx", dynamic_hw=False)
     assert OnnxPredictor(fixed.path).io.resize == "stretch"
