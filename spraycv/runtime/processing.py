@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
-from typing import Any, Literal
+from typing import Any, Literal, get_args
 
 import cv2
 import numpy as np
@@ -12,7 +12,7 @@ import numpy as np
 from spraycv.io.exposure import Exposure, normalise_exposure
 
 Resize = Literal["stretch", "keep_aspect"]
-RESIZE_MODES: tuple[str, ...] = ("stretch", "keep_aspect")
+RESIZE_MODES: tuple[str, ...] = get_args(Resize)
 MAX_ASPECT = 4.0  # keep_aspect: a longer side beyond this many shorter sides is squeezed
 
 
