@@ -36,3 +36,5 @@ synth heldout_portrait --n 100 --seed 1011 --size 480 --height 640
 # sprays small in the frame (a photo from further away): 12-30 % of a 1024 px frame long
 synth heldout_small --n 100 --seed 1012 --size 1024 nozzle.length_frac_range=[0.12,0.3] \
   nozzle.min_length_frac=0.1 nozzle.body_width_frac_range=[0.015,0.035]
+synth val_small --n 100 --seed 2012 --size 1024 nozzle.length_frac_range=[0.12,0.3] \
+  nozzle.min_length_frac=0.1 nozzle.body_width_frac_range=[0.015,0.035]
