@@ -22,6 +22,7 @@ stretched until its noise looks like spray.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Literal
@@ -136,6 +137,23 @@ def bright_level(image: np.ndarray, exposure: Exposure | None = None) -> float |
         return None
     (high,) = integer_percentiles(brightness(image), (exposure.high_pct,))
     return float(high)
+
+
+BLANK_SPAN = 8.0  # grey levels between BLANK_PERCENTILES below which a frame shows nothing
+BLANK_PERCENTILES = (0.5, 99.99)  # a spray on 1 pixel in 10,000 is not nothing; hot pixels are
+BLANK_PIXELS = 1 << 18  # a larger frame is judged on every n-th row and column, about this many
+
+
+def is_blank(image: np.ndarray) -> bool:
+    """Whether an 8-bit (H, W[, C]) frame is flat: its brightness spans fewer than BLANK_SPAN
+    grey levels between its BLANK_PERCENTILES (a capped lens, a dead or saturated sensor).
+    No spray can be seen on it, and the network, never trained on flat frames, would draw
+    one over most of it (66 % of a black frame)."""
+    if image.dtype != np.uint8 or image.size == 0:
+        return False
+    step = max(1, int(math.sqrt(image.shape[0] * image.shape[1] / BLANK_PIXELS)))
+    low, high = integer_percentiles(brightness(image[::step, ::step]), BLANK_PERCENTILES)
+    return float(high) - float(low) < BLANK_SPAN
 
 
 def under_exposed_level(image: np.ndarray, exposure: Exposure | None = None) -> float | None:

@@ -11,6 +11,7 @@ from typing import Any, ClassVar
 import numpy as np
 
 from spraycv.formats import MODEL_FORMATS, ModelFormat, load_target
+from spraycv.io.exposure import is_blank
 from spraycv.runtime.processing import (
     ModelIO,
     apex_peaks,
@@ -78,9 +79,17 @@ class Predictor(ABC):
         return Segmentation(paste_mask(first.mask, box, crop.mask), points, heat)
 
     def _one_pass(self, images: Sequence[np.ndarray], apexes: bool) -> list[Segmentation]:
-        """One network call per input size (keep_aspect: images of another shape differ)."""
-        out: list[Segmentation | None] = [None] * len(images)
-        for group in same_input_size(images, self.io):
+        """One network call per input size (keep_aspect: images of another shape differ);
+        a flat frame (`is_blank`) is not shown to the network: it has no spray."""
+        out: list[Segmentation | None] = [
+            Segmentation(np.zeros(im.shape[:2], np.uint8), np.zeros((0, 2)), np.zeros(0))
+            if is_blank(im)
+            else None
+            for im in images
+        ]
+        shown = [i for i, s in enumerate(out) if s is None]
+        for part in same_input_size([images[i] for i in shown], self.io):
+            group = [shown[k] for k in part]
             batch = [images[i] for i in group]
             logits = self.infer(preprocess(batch, self.io))
             sizes = [im.shape[:2] for im in batch]

@@ -14,6 +14,7 @@ from spraycv.data.augment import Underexpose, build_eval_transform
 from spraycv.io.exposure import (
     Exposure,
     integer_percentiles,
+    is_blank,
     normalise_exposure,
     percentile_stretch,
     to_uint8,
@@ -189,3 +190,32 @@ EXPOSURE_LEVELS = [
 def test_under_exposed_frames_are_named_by_their_bright_level(name, image, level):
     got = under_exposed_level(image)
     assert got == (None if level is None else pytest.approx(level, abs=1.0))
+
+
+def _noisy(level: float, sigma: float, shape=(480, 640, 3)) -> np.ndarray:
+    noise = np.random.default_rng(0).normal(level, sigma, shape)
+    return np.clip(noise, 0, 255).astype(np.uint8)
+
+
+@pytest.mark.parametrize(
+    ("image", "blank"),
+    [
+        (np.zeros((480, 640, 3), np.uint8), True),  # a capped lens
+        (np.full((720, 1280), 255, np.uint8), True),  # a saturated sensor
+        (np.full((64, 64, 3), 128, np.uint8), True),
+        (_noisy(3, 1), True),  # dark, a little read noise
+        (_noisy(3, 4), False),  # noise enough to hide nothing: the network decides
+        (np.zeros((480, 640), np.uint16), False),  # 16 bits are stretched when read
+        (np.zeros((0, 0, 3), np.uint8), False),
+    ],
+    ids=["black", "white", "grey", "dark-noise", "noisy", "16-bit", "empty"],
+)
+def test_flat_frames_are_blank(image: np.ndarray, blank: bool) -> None:
+    assert is_blank(image) is blank
+
+
+def test_a_dim_spray_is_not_blank() -> None:
+    """A plume 30 grey levels over a black background covers more than 0.2 % of the frame."""
+    image = np.zeros((480, 640, 3), np.uint8)
+    cv2.fillConvexPoly(image, np.array([[320, 100], [250, 300], [390, 300]]), (30, 30, 30))
+    assert not is_blank(image)

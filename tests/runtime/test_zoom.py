@@ -83,3 +83,18 @@ def test_the_predictor_reads_a_small_spray_again_in_its_square():
     truth[200:230, 250:262] = True
     iou = [np.sum(m.astype(bool) & truth) / np.sum(m.astype(bool) | truth) for m in (first, mask)]
     assert iou[1] > iou[0]  # the second look draws the small plume closer to its edge
+
+
+def test_a_flat_frame_is_not_shown_to_the_network():
+    """A black frame has no spray: an empty mask, no apexes, and no network call for it."""
+    io = ModelIO((64, 64), (0.5,) * 3, (0.25,) * 3, apex_threshold=0.5, zoom_below=0.5)
+    predictor = ModulePredictor(Brightness(), io)
+    seen: list[tuple[int, ...]] = []
+    infer = predictor.infer
+    predictor.infer = lambda batch: seen.append(batch.shape) or infer(batch)  # records only
+    lit = np.zeros((128, 128, 3), np.uint8)
+    lit[40:100, 60:70] = 255
+    black, spray = predictor.segment([np.zeros((128, 128, 3), np.uint8), lit])
+    assert seen[0] == (1, 3, 64, 64)  # the lit frame alone
+    assert not black.mask.any() and black.apexes.shape == (0, 2)
+    assert spray.mask.any()
