@@ -115,6 +115,11 @@ def _static_same(module: Any, size: tuple[int, int]) -> Any:
     )
 
 
+def _same_padded(model: Any) -> list[Any]:
+    """timm's layers that pad 'SAME' from the input shape at run time."""
+    return [m for m in model.modules() if type(m).__name__ in ("Conv2dSame", "MaxPool2dSame")]
+
+
 def freeze_same_padding(model: Any, input_size: tuple[int, int]) -> Any:
     """A copy of `model` whose runtime 'SAME' padding (timm encoders) is constant for one size.
 
@@ -123,11 +128,10 @@ def freeze_same_padding(model: Any, input_size: tuple[int, int]) -> Any:
     """
     import torch
 
-    targets = [m for m in model.modules() if type(m).__name__ in ("Conv2dSame", "MaxPool2dSame")]
-    if not targets:
-        return model
+    if not _same_padded(model):
+        return model  # itself: nothing to freeze
     model = copy.deepcopy(model)
-    targets = [m for m in model.modules() if type(m).__name__ in ("Conv2dSame", "MaxPool2dSame")]
+    targets = _same_padded(model)
     sizes: dict[Any, tuple[int, int]] = {}
 
     def record(module: Any, args: tuple) -> None:  # returns None: the input stays as it is

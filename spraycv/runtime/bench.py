@@ -60,6 +60,7 @@ def encoded_frames(
 
 def _one_frame(predictor: Any, data: bytes, refiner: Any = None) -> dict[str, float]:
     """Seconds per stage for one frame through one predictor (batch 1) and its refiner."""
+    from spraycv.io.exposure import is_blank
     from spraycv.measure import Measurer
     from spraycv.runtime.predictor import Segmentation
     from spraycv.runtime.processing import apex_peaks, postprocess, preprocess
@@ -68,6 +69,7 @@ def _one_frame(predictor: Any, data: bytes, refiner: Any = None) -> dict[str, fl
     tic = time.perf_counter()
     image = cv2.imdecode(np.frombuffer(data, np.uint8), cv2.IMREAD_COLOR)
     times["decode"], tic = time.perf_counter() - tic, time.perf_counter()
+    is_blank(image)  # the pipeline's check for a flat frame (Predictor._one_pass)
     batch = preprocess([image], predictor.io)
     times["preprocess"], tic = time.perf_counter() - tic, time.perf_counter()
     logits = predictor.infer(batch)

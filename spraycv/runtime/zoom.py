@@ -6,7 +6,7 @@ sees a plume a few dozen network pixels long, misses some nozzles and reads the 
 coarsely. Where everything the first pass found lies in a square smaller than a given
 share of the frame's shorter side, that square (with a margin for the nozzle bodies) is
 read again at the network's input size and its mask and apexes replace the first pass's
-there. Pure numpy functions; `Predictor.segment` applies them.
+there. Pure numpy functions; `Predictor.second_look` applies them.
 """
 
 from __future__ import annotations
