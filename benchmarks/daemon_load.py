@@ -26,7 +26,7 @@ from pathlib import Path
 
 import yaml
 
-from spraycv.paths import SAMPLES_DIR, default_weights
+from spraycv.paths import SAMPLES_DIR, default_checkpoint
 from spraycv.stream.store import StoreReader
 
 # The ffmpeg test camera (and its free-port helper) live with the tests.
@@ -52,12 +52,12 @@ def cpu_seconds(pid: int) -> float:
 
 def weights_for(backend: str, work: Path) -> Path:
     if backend == "pytorch":
-        return default_weights()
+        return default_checkpoint()
     from spraycv.export.exporter import export_model
 
     out = work / "default.onnx"
     export_model(
-        default_weights(), "onnx", out, parity_images=8, image_size=256, log=lambda s: None
+        default_checkpoint(), "onnx", out, parity_images=8, image_size=256, log=lambda s: None
     )
     return out
 

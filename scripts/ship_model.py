@@ -1,4 +1,5 @@
-"""Ship a trained checkpoint as the default model: weights/default.safetensors (fp16) + card.
+"""Ship a trained checkpoint as the default model: weights/default.safetensors (fp16) + card,
+and its FP32 ONNX export weights/default.onnx (with the refiner's), which measures by default.
 
 Evaluates the checkpoint end to end on the held-out sets first, so that the model card's
 figures are measured, not copied.
@@ -18,8 +19,9 @@ import torch
 
 from spraycv.evaluation.heldout import evaluate_dataset, read_records
 from spraycv.evaluation.latency import median_latency_ms
+from spraycv.export.exporter import export_shipped
 from spraycv.io.images import read_image
-from spraycv.paths import WEIGHTS_DIR
+from spraycv.paths import SHIPPED_CHECKPOINT, WEIGHTS_DIR
 from spraycv.runtime.predictor import TorchPredictor
 from spraycv.training.checkpoint import save_checkpoint
 
@@ -68,7 +70,7 @@ def main() -> None:
     meta.pop("format", None)
     meta["heldout_metrics"] = results
     meta["cpu_latency_ms"] = latency
-    out = save_checkpoint(WEIGHTS_DIR / "default.safetensors", predictor.model, meta, torch.float16)
+    out = save_checkpoint(SHIPPED_CHECKPOINT, predictor.model, meta, torch.float16)
     model, train_cfg = meta["model"], meta["train_config"]
     card = CARD.format(
         arch=model["arch"],
@@ -89,6 +91,7 @@ def main() -> None:
         exposure=meta["normalization"].get("exposure", {}).get("mode", "none"),
     )
     (WEIGHTS_DIR / "MODEL_CARD.md").write_text(card)
+    export_shipped()
     print(
         json.dumps(
             {"results": results, "latency_ms": latency, "train": train_cfg["name"]}, indent=2

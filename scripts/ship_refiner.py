@@ -1,4 +1,5 @@
-"""Ship a trained refiner beside the default model: weights/default.refiner.safetensors (fp16).
+"""Ship a trained refiner beside the default model: weights/default.refiner.safetensors (fp16),
+and again the FP32 ONNX export of both (weights/default.onnx, default.refiner.onnx).
 
 The loader finds it there (spraycv.formats.refiner_companion), so every path that loads the
 shipped model (predict, measure, the daemon, the dashboard, bench, eval) then refines. Ship
@@ -17,8 +18,9 @@ from pathlib import Path
 
 import torch
 
+from spraycv.export.exporter import export_shipped
 from spraycv.formats import refiner_companion
-from spraycv.paths import default_weights
+from spraycv.paths import default_checkpoint
 from spraycv.training.checkpoint import load_checkpoint, save_checkpoint
 
 
@@ -31,9 +33,10 @@ def main() -> None:
     meta.pop("encoder_converted_from", None)
     evaluated = {str(p.parent.name): json.loads(p.read_text()) for p in args.metrics}
     sidecar = {**meta, "shipped_from": str(args.weights), "heldout_figures": evaluated}
-    out = refiner_companion(default_weights())
+    out = refiner_companion(default_checkpoint())
     save_checkpoint(out, model, sidecar, dtype=torch.float16)
     print(f"shipped {args.weights} (step {meta.get('step')}) -> {out}")
+    export_shipped()  # the default ONNX pipeline gets the new refiner too
 
 
 if __name__ == "__main__":

@@ -11,7 +11,7 @@ from typing import Any
 import typer
 
 from spraycv.cli.errors import bad_request, exits
-from spraycv.paths import default_weights
+from spraycv.paths import default_checkpoint
 
 
 def _siblings(weights: Path) -> list[Path]:
@@ -82,7 +82,7 @@ def bench(
     from spraycv.runtime.onnx_backend import cpu_cores
     from spraycv.runtime.predictor import backend_for
 
-    weights = weights or default_weights()
+    weights = weights or default_checkpoint()
     if not weights.is_file():
         raise bad_request(f"weights file not found: {weights} (pass --weights)")
 

@@ -7,14 +7,14 @@ from pathlib import Path
 from pydantic import Field
 
 from spraycv.config.base import StrictModel
-from spraycv.paths import default_weights
+from spraycv.paths import default_checkpoint
 
 
 class ApexHeadConfig(StrictModel):
     """One apex-head run. The segmentation model stays frozen (its masks do not change), so
     its decoder features are computed once per image and the small head trains on them."""
 
-    weights: Path = Field(default_factory=default_weights)  # the trained model to extend
+    weights: Path = Field(default_factory=default_checkpoint)  # the trained model to extend
     data: Path = Path("datasets/train")  # rendered dataset (labels.jsonl has the apexes)
     val_data: Path | None = Path("datasets/val")  # scored after training (None: skip)
     out: Path = Path("runs/apex_head/model.safetensors")

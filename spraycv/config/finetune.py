@@ -11,7 +11,7 @@ from spraycv.config.base import StrictModel
 from spraycv.config.data import AugmentConfig
 from spraycv.config.render import RenderConfig
 from spraycv.config.train import OptimConfig, Precision
-from spraycv.paths import default_weights
+from spraycv.paths import default_checkpoint
 
 
 def _finetune_optim() -> OptimConfig:
@@ -29,7 +29,7 @@ class FinetuneConfig(StrictModel):
     the augmentation is the one it was trained with unless `augment` is set.
     """
 
-    weights: Path = Field(default_factory=default_weights)  # the shipped model by default
+    weights: Path = Field(default_factory=default_checkpoint)  # the shipped model by default
     data: Path | None = None  # the user's labelled images: folder, COCO or LabelMe
     data_format: str = "auto"  # auto | folder | coco | labelme
     labels: list[str] | None = None  # COCO categories / LabelMe labels to keep (None: all)

@@ -24,6 +24,7 @@ from spraycv.export.parity import (
     parity_inputs,
 )
 from spraycv.formats import refiner_companion
+from spraycv.paths import SHIPPED_CHECKPOINT, SHIPPED_MODEL
 
 
 class ParityError(ExportError):
@@ -88,6 +89,13 @@ def export_model(
         refined = _export_one(companion, fmt, values, refiner_out, parity, opset, log, keep_failed)
         result = dataclasses.replace(result, refiner=refined)
     return result
+
+
+def export_shipped(log: Callable[[str], None] = print) -> ExportResult:
+    """Export the shipped checkpoint (and its refiner) to the FP32 ONNX files that measure by
+    default (spraycv.paths.SHIPPED_MODEL); scripts/ship_model.py and ship_refiner.py call it
+    after writing a checkpoint, so that the two never disagree."""
+    return export_model(SHIPPED_CHECKPOINT, "onnx", SHIPPED_MODEL, log=log)
 
 
 def _export_one(

@@ -97,7 +97,8 @@ class OnnxPredictor(Predictor):
             message = (
                 f"ONNX Runtime runs on {self.providers[0]}, not the GPU: "
                 f"{', '.join(lost) or 'no GPU provider'} unavailable "
-                f"(installed: {', '.join(wanted)}; onnxruntime-gpu brings CUDA/TensorRT)"
+                f"(installed: {', '.join(wanted)}; onnxruntime-gpu brings CUDA/TensorRT, "
+                "or measure with the .safetensors checkpoint to run PyTorch on the GPU)"
             )
             warnings.warn(message, RuntimeWarning, stacklevel=3)
         else:

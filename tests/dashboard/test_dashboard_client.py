@@ -28,7 +28,7 @@ def guarded(live_daemon: LiveDaemon) -> Iterator[str]:
 
 def test_health_latest_and_frame(client: DaemonClient) -> None:
     health = client.health()
-    assert health["status"] == "ok" and health["backend"] == "pytorch"
+    assert health["status"] == "ok" and health["backend"] == "onnxruntime"  # the shipped export
     assert list(client.latest()) == ["cam0"]
     assert client.latest("nope") == {}
     jpeg = client.frame_jpeg("cam0")

@@ -259,7 +259,7 @@ def test_models_shows_backend_leaderboard_and_card(dashboard_env: LiveDaemon) ->
     at = run(page("3_Models"))
     health = DaemonClient(dashboard_env.url).health()
     metrics = {m.label: m.value for m in at.metric}
-    assert metrics["backend"] == health["backend"] == "pytorch"
+    assert metrics["backend"] == health["backend"] == "onnxruntime"
     assert metrics["model"] == health["model"].split(" (")[0]
     board = at.dataframe[0].value
     assert len(board) == len(pd.read_csv(models.LEADERBOARD_CSV))

@@ -1,6 +1,6 @@
 """Issue 12's acceptance: hundreds of bad and odd inputs, fed to `spraycv measure`,
-`spraycv predict` (beside good files, with the shipped model) and the dashboard's Analyse
-upload path, each a real process over the whole batch.
+`spraycv predict` (beside good files, with the shipped model as it measures by default: its
+ONNX export) and the dashboard's Analyse upload path, each a real process over the batch.
 
 Rules: no traceback; each bad input named in a one-line error; good files still measured;
 the documented exit code; the process's peak memory under 1.5 GB (an image at the pixel
@@ -26,6 +26,7 @@ from fuzz_corpus import Case, build, sources_for, spray_picture
 
 from spraycv.cli.errors import ExitCode
 from spraycv.io.images import ENV_MAX_PIXELS, MAX_IMAGE_PIXELS
+from spraycv.paths import ENV_WEIGHTS
 
 REPO = Path(__file__).resolve().parents[2]
 SAMPLES = REPO / "data" / "samples"
@@ -64,6 +65,7 @@ def run_measuring_memory(args: list[str], cwd: Path, timeout_s: float = 300) -> 
     env["PYTHONPATH"] = os.pathsep.join([str(REPO), env.get("PYTHONPATH", "")])  # this tree
     env["OMP_NUM_THREADS"] = "1"  # one thread: far faster on 2 cores shared with other work
     env.pop(ENV_MAX_PIXELS, None)  # the default limit, which the memory bound is about
+    env.pop(ENV_WEIGHTS, None)  # the model that measures by default: the shipped export
     peak = cwd / "peak_rss"
     start = time.monotonic()
     done = subprocess.run(
@@ -180,8 +182,7 @@ def test_predict_survives_every_input_beside_good_files(
     cases, good = corpus
     sources = [*sources_for("predict", cases), *(c.source for c in good)]
     out = tmp_path / "out"
-    args = [*CLI, "predict", *sources, "--out", str(out), "--quiet"]
-    args += ["--weights", str(REPO / "weights" / "default.safetensors")]
+    args = [*CLI, "predict", *sources, "--out", str(out), "--quiet"]  # the shipped model
     run = run_measuring_memory(args, tmp_path)
     _report("predict", run, len(sources))
     _check_cli_lines(run, "predict", cases, good)

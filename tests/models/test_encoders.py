@@ -19,7 +19,7 @@ from spraycv.data.synth.writer import sample_seed
 from spraycv.models import create_model
 from spraycv.models.apex_head import WithApexHead
 from spraycv.models.encoders import ENCODER_REPLACEMENTS, upgrade_checkpoint_meta
-from spraycv.paths import default_weights
+from spraycv.paths import default_checkpoint
 from spraycv.runtime.processing import ModelIO, preprocess
 from spraycv.training.checkpoint import (
     CheckpointError,
@@ -31,7 +31,7 @@ from spraycv.training.checkpoint import (
 
 pytestmark = pytest.mark.usefixtures("one_torch_thread")
 
-SHIPPED = default_weights()
+SHIPPED = default_checkpoint()
 SMALL_DECODER = {"decoder_channels": [32, 16, 16, 16, 16]}
 HELDOUT_SEED = 1000  # the held-out set: spraycv synth --out datasets/heldout --seed 1000
 

@@ -11,7 +11,7 @@ from typer.testing import CliRunner
 from spraycv.cli.app import app
 from spraycv.config.apex_head import ApexHeadConfig
 from spraycv.data.synth import write_dataset
-from spraycv.paths import default_weights
+from spraycv.paths import default_checkpoint
 from spraycv.runtime.predictor import load_predictor
 from spraycv.training.apex_head import focal_loss, heatmap_targets, train_apex_head
 from spraycv.training.checkpoint import load_checkpoint, save_checkpoint
@@ -48,7 +48,7 @@ def test_apex_head_trains_on_a_frozen_model_and_keeps_its_masks(
     path, score = train_apex_head(cfg, progress=False, log=log)
     assert len(losses) == 4 and losses[-1] < losses[0]
     assert score is not None and score.images == 6 and score.apexes > 0
-    base, extended = load_predictor(default_weights()), load_predictor(path)
+    base, extended = load_predictor(default_checkpoint()), load_predictor(path)
     assert extended.has_apex_head
     images = [np.full((240, 320, 3), 90, np.uint8), np.zeros((100, 100, 3), np.uint8)]
     batch = np.stack([np.random.default_rng(0).normal(size=(3, 256, 256))] * 2).astype(np.float32)
@@ -67,7 +67,7 @@ def test_keep_head_fine_tunes_the_models_own_head(
     rendered: Path, tmp_path: Path, one_torch_thread: None
 ):
     batch = np.random.default_rng(1).normal(size=(2, 3, 256, 256)).astype(np.float32)
-    shipped = _heat(default_weights(), batch)
+    shipped = _heat(default_checkpoint(), batch)
     heads = {}
     for keep in (True, False):
         cfg = ApexHeadConfig(
@@ -81,7 +81,7 @@ def test_keep_head_fine_tunes_the_models_own_head(
 
 
 def test_keep_head_needs_a_head(tmp_path: Path):
-    net, meta = load_checkpoint(default_weights())
+    net, meta = load_checkpoint(default_checkpoint())
     headless = tmp_path / "headless.safetensors"
     sidecar = {k: v for k, v in meta.items() if k not in ("format", "spraycv_version", "created")}
     save_checkpoint(headless, net.net, {**sidecar, "model": {**meta["model"], "apex_head": False}})

@@ -18,7 +18,7 @@ from spraycv.config.finetune import FinetuneConfig
 from spraycv.config.loader import load_config
 from spraycv.config.render import RenderConfig
 from spraycv.data.sample import DataError, Sample
-from spraycv.paths import default_weights
+from spraycv.paths import default_checkpoint
 from spraycv.training.checkpoint import load_checkpoint, read_sidecar
 from spraycv.training.finetune import format_table, make_train_config, worse_warning
 from spraycv.training.finetune_data import (
@@ -31,7 +31,7 @@ from spraycv.training.finetune_data import (
 )
 
 runner = CliRunner()
-SHIPPED = default_weights()
+SHIPPED = default_checkpoint()
 
 
 def fake_samples(n: int, prefix: str = "u") -> list[Sample]:
