@@ -55,8 +55,9 @@ def finetune(
     """Fine-tune a trained model on your labelled images mixed with rendered ones.
 
     Scores the start model and the fine-tuned one on your held-out images (mask IoU, and
-    the cone-angle error against the geometry on your label masks), prints both, and
-    writes the new checkpoint with a sidecar that records where it came from.
+    the cone-angle error against the geometry on your label masks; with the start model's
+    refiner, which is copied beside the new checkpoint), prints both, and writes the new
+    checkpoint with a sidecar that records where it came from.
     """
     from spraycv.config.loader import load_config
     from spraycv.training.finetune import finetune as run_finetune
@@ -95,3 +96,5 @@ def finetune(
     if warning:
         typer.echo(warning, err=True)
     typer.echo(f"weights: {result.weights}")
+    if result.refiner is not None:
+        typer.echo(f"refiner: {result.refiner} (the start model's, copied beside it)")

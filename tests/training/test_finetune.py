@@ -18,9 +18,15 @@ from spraycv.config.finetune import FinetuneConfig
 from spraycv.config.loader import load_config
 from spraycv.config.render import RenderConfig
 from spraycv.data.sample import DataError, Sample
+from spraycv.formats import refiner_companion
 from spraycv.paths import default_checkpoint
-from spraycv.training.checkpoint import load_checkpoint, read_sidecar
-from spraycv.training.finetune import format_table, make_train_config, worse_warning
+from spraycv.training.checkpoint import load_checkpoint, read_sidecar, sidecar_path
+from spraycv.training.finetune import (
+    carry_refiner,
+    format_table,
+    make_train_config,
+    worse_warning,
+)
 from spraycv.training.finetune_data import (
     SYNTHETIC_PREFIX,
     mix_samples,
@@ -248,6 +254,19 @@ def test_cli_smoke_run_writes_a_checkpoint_that_records_its_origin(
     assert ft["holdout"].startswith("0.25 of ") and ft["data"] == str(wedge_data)
     assert ft["config"]["mix_ratio"] == 0.2 and meta["train_config"]["max_train_images"] == 2
     assert (tmp_path / "run" / "metrics.csv").is_file()  # the loop's own log
+    # the shipped refiner scored it and goes with it, where every loader looks
+    assert ft["refiner"] == str(refiner_companion(SHIPPED))
+    assert f"refiner: {refiner_companion(out)}" in result.output
+    assert load_checkpoint(refiner_companion(out))[1] == read_sidecar(refiner_companion(SHIPPED))
+
+
+def test_carry_refiner_copies_one_or_says_there_is_none(tmp_path: Path):
+    bare = tmp_path / "bare.safetensors"
+    assert carry_refiner(bare, tmp_path / "new.safetensors") is None
+    carried = carry_refiner(SHIPPED, tmp_path / "new.safetensors")
+    assert carried == tmp_path / "new.refiner.safetensors"
+    assert carried.read_bytes() == refiner_companion(SHIPPED).read_bytes()
+    assert sidecar_path(carried).read_text() == sidecar_path(refiner_companion(SHIPPED)).read_text()
 
 
 # --- acceptance: a camera style the shipped model never saw --------------------------------
@@ -311,6 +330,7 @@ def test_finetune_adapts_the_shipped_model_to_a_foreign_camera(tmp_path: Path):
     assert ft["synthetic"].startswith("rendered on the fly") and ft["n_steps"] >= 40
     assert meta["heldout_metrics"]["user_heldout"] == after
     assert meta["model"] == read_sidecar(SHIPPED)["model"]
+    assert refiner_companion(out).is_file()  # scored with the shipped refiner, carried beside
 
 
 def test_batchnorm_recalibration_takes_the_statistics_of_the_eval_inputs(
