@@ -12,6 +12,7 @@ from torch import nn
 
 import spraycv
 from spraycv.config.train import ModelConfig
+from spraycv.formats import CHECKPOINT
 from spraycv.io.sidecar import read_json_sidecar
 
 SIDECAR_FORMAT = "spraycv-checkpoint/1"
@@ -99,6 +100,11 @@ def load_checkpoint(weights: Path, device: str | torch.device = "cpu") -> tuple[
     weights = Path(weights)
     if not weights.is_file():
         raise CheckpointError(f"weights file not found: {weights}")
+    if weights.suffix != CHECKPOINT.suffix:  # an export measures; training starts from weights
+        raise CheckpointError(
+            f"{weights}: not a {CHECKPOINT.suffix} checkpoint (an exported model only "
+            f"measures: start from the checkpoint it was exported from)"
+        )
     meta = read_sidecar(weights)
     model = create_model(ModelConfig.model_validate(meta["model"]))
     try:

@@ -116,6 +116,10 @@ def test_checkpoint_round_trip_and_errors(wedge_data: Path, tmp_path: Path):
         load_checkpoint(path)
     with pytest.raises(CheckpointError, match="not found"):
         load_checkpoint(tmp_path / "none.safetensors")
+    export = tmp_path / "m.onnx"  # e.g. weights/default.onnx handed to finetune
+    export.write_bytes(b"onnx")
+    with pytest.raises(CheckpointError, match=r"m\.onnx: not a \.safetensors checkpoint"):
+        load_checkpoint(export)
     with pytest.raises(CheckpointError, match="missing 'threshold'"):
         save_checkpoint(
             tmp_path / "x.safetensors", model, {"model": {}, "input_size": 1, "normalization": 1}
