@@ -26,7 +26,7 @@ from pathlib import Path
 
 import yaml
 
-from spraycv.paths import SAMPLES_DIR, default_checkpoint
+from spraycv.paths import SAMPLES_DIR, SHIPPED_CHECKPOINT, SHIPPED_MODEL
 from spraycv.stream.store import StoreReader
 
 # The ffmpeg test camera (and its free-port helper) live with the tests.
@@ -50,16 +50,9 @@ def cpu_seconds(pid: int) -> float:
     return (int(fields[11]) + int(fields[12])) / 100.0
 
 
-def weights_for(backend: str, work: Path) -> Path:
-    if backend == "pytorch":
-        return default_checkpoint()
-    from spraycv.export.exporter import export_model
-
-    out = work / "default.onnx"
-    export_model(
-        default_checkpoint(), "onnx", out, parity_images=8, image_size=256, log=lambda s: None
-    )
-    return out
+def weights_for(backend: str) -> Path:
+    """The shipped checkpoint (PyTorch) or its shipped FP32 ONNX export."""
+    return SHIPPED_CHECKPOINT if backend == "pytorch" else SHIPPED_MODEL
 
 
 def main() -> None:
@@ -74,7 +67,7 @@ def main() -> None:
     args = parser.parse_args()
 
     work = Path(tempfile.mkdtemp(prefix="spraycv-daemon-load-"))
-    weights = weights_for(args.backend, work)
+    weights = weights_for(args.backend)
     servers = [
         FfmpegMjpegServer(SAMPLES_DIR / "video.mp4", fps=args.fps, size=(640, 480)).start()
         for _ in range(args.sources)

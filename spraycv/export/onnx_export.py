@@ -14,6 +14,7 @@ from typing import Any
 import numpy as np
 
 from spraycv.export.formats import ExportError
+from spraycv.runtime.processing import ModelIO
 
 MIN_OPSET = 17
 INPUT_NAME, OUTPUT_NAME = "image", "logits"
@@ -41,11 +42,7 @@ def model_metadata(meta: dict[str, Any], **extra: Any) -> dict[str, str]:
     body = {
         "format": METADATA_FORMAT,
         "model": model,
-        "input_size": list(meta["input_size"]),
-        "normalization": meta["normalization"],
-        "threshold": meta["threshold"],
-        **({"apex_threshold": meta["apex_threshold"]} if "apex_threshold" in meta else {}),
-        **({"zoom_below": meta["zoom_below"]} if meta.get("zoom_below") is not None else {}),
+        **ModelIO.from_sidecar(meta).to_sidecar(),  # what the runtime reads, in one place
         "spraycv_version": meta.get("spraycv_version"),
         **extra,
     }

@@ -16,6 +16,7 @@ import numpy as np
 
 from spraycv.export.formats import ExportError
 from spraycv.runtime.predictor import ModelLoadError
+from spraycv.runtime.processing import ModelIO
 from spraycv.runtime.tensorrt_backend import (
     ENGINE_FORMAT,
     engine_sidecar_path,
@@ -142,10 +143,9 @@ def build_engine(
         "output_name": network.get_output(0).name,
         "shapes": shapes,
         "source_onnx": str(onnx_path),
-        **{k: meta[k] for k in ("model", "input_size", "normalization", "threshold")},
-        **({"apex_threshold": meta["apex_threshold"]} if "apex_threshold" in meta else {}),
-        # one input size: frames are stretched to it, and a small spray's square zoomed to it
-        **({"zoom_below": meta["zoom_below"]} if meta.get("zoom_below") is not None else {}),
+        "model": meta["model"],
+        **ModelIO.from_sidecar(meta).to_sidecar(),  # what the runtime reads, in one place
+        "resize": "stretch",  # one input size: frames are stretched to it
     }
     engine_sidecar_path(out).write_text(json.dumps(sidecar, indent=2) + "\n")
     return out
