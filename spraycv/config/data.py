@@ -58,6 +58,10 @@ class AugmentConfig(StrictModel):
     # bits (a dim camera's few grey levels), before the model's exposure normalisation
     underexpose_p: Probability = 0.15
     underexpose_range: tuple[float, float] = (0.08, 0.6)
+    # over-exposure: the same with a factor above 1, the highlights clipped at 255 (off by
+    # default: the shipped model's recipes predate it; experiments row 93)
+    overexpose_p: Probability = 0.0
+    overexpose_range: tuple[float, float] = (1.3, 2.5)
 
     @model_validator(mode="after")
     def _ranges(self) -> AugmentConfig:
@@ -68,6 +72,7 @@ class AugmentConfig(StrictModel):
             "gamma_limit",
             "noise_std_range",
             "underexpose_range",
+            "overexpose_range",
         )
         for name in (*pairs, "jpeg_quality_range"):
             _ordered(getattr(self, name), name)
@@ -75,6 +80,8 @@ class AugmentConfig(StrictModel):
             raise ValueError("affine_scale must be > 0 and crop_scale within (0, 1]")
         if not 0 < self.underexpose_range[0] <= self.underexpose_range[1] <= 1:
             raise ValueError(f"underexpose_range must lie in (0, 1]; got {self.underexpose_range}")
+        if self.overexpose_range[0] < 1:
+            raise ValueError(f"overexpose_range must be >= 1; got {self.overexpose_range}")
         if self.crop_ratio[0] <= 0 or self.gamma_limit[0] <= 0:
             raise ValueError("crop_ratio and gamma_limit must be > 0")
         if not 0 <= self.noise_std_range[0] <= self.noise_std_range[1] <= 1:

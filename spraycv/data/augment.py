@@ -67,9 +67,10 @@ def _resize(cfg: DataConfig, random: bool = False) -> list[A.BasicTransform]:
     return RESIZES[cfg.resize_mode](cfg, random)
 
 
-class Underexpose(A.ImageOnlyTransform):
-    """A dim camera: the uint8 image times a factor drawn log-uniformly from `factor_range`,
-    rounded back to 8 bits (the few grey levels of an under-exposed frame)."""
+class CameraGain(A.ImageOnlyTransform):
+    """A camera's gain set wrong: the uint8 image times a factor drawn log-uniformly from
+    `factor_range`, clipped and rounded back to 8 bits. Below 1, a dim camera's few grey
+    levels; above 1, the highlights clipped at 255 (a blown-out panel or spray core)."""
 
     def __init__(self, factor_range: tuple[float, float] = (0.08, 0.6), p: float = 0.5):
         super().__init__(p=p)
@@ -150,7 +151,8 @@ def photometric_transforms(cfg: DataConfig) -> list[A.BasicTransform]:
         ),
         A.GaussNoise(std_range=a.noise_std_range, p=a.noise_p),
         A.ImageCompression(quality_range=a.jpeg_quality_range, p=a.jpeg_p),
-        Underexpose(a.underexpose_range, p=a.underexpose_p),
+        CameraGain(a.underexpose_range, p=a.underexpose_p),
+        CameraGain(a.overexpose_range, p=a.overexpose_p),
     ]
 
 

@@ -9,8 +9,8 @@ import cv2
 import numpy as np
 import pytest
 
-from spraycv.config.data import DataConfig
-from spraycv.data.augment import Underexpose, build_eval_transform
+from spraycv.config.data import AugmentConfig, DataConfig
+from spraycv.data.augment import CameraGain, build_eval_transform
 from spraycv.io.exposure import (
     Exposure,
     integer_percentiles,
@@ -148,10 +148,24 @@ def test_inference_and_training_normalise_alike():
     assert np.abs(preprocess([bright], io)[0] - runtime).mean() < 0.1  # exposure mostly gone
 
 
-def test_underexpose_darkens_within_its_range():
-    image = np.full((16, 16, 3), 200, np.uint8)
-    out = Underexpose((0.1, 0.5), p=1.0)(image=image)["image"]
-    assert out.dtype == np.uint8 and 20 <= out.mean() <= 100
+@pytest.mark.parametrize(
+    ("factors", "level", "mean_range", "clipped"),
+    [
+        ((0.1, 0.5), 200, (20, 100), 0.0),  # under-exposed: darker, nothing clipped
+        ((1.3, 2.5), 200, (255, 255), 1.0),  # over-exposed: the bright part blown out
+        ((1.3, 2.5), 60, (78, 150), 0.0),  # over-exposed: a dark part only brighter
+    ],
+)
+def test_camera_gain_scales_within_its_range(factors, level, mean_range, clipped):
+    image = np.full((16, 16, 3), level, np.uint8)
+    out = CameraGain(factors, p=1.0)(image=image)["image"]
+    assert out.dtype == np.uint8 and mean_range[0] <= out.mean() <= mean_range[1]
+    assert (out == 255).mean() == clipped
+
+
+def test_overexpose_range_below_one_is_refused():
+    with pytest.raises(ValueError, match="overexpose_range"):
+        AugmentConfig(overexpose_range=(0.8, 2.0))
 
 
 @pytest.mark.parametrize(
