@@ -86,6 +86,15 @@ def head_threshold(cfg: TrainConfig) -> float | None:
     return ApexHeadConfig().threshold
 
 
+def start_zoom(cfg: TrainConfig) -> float | None:
+    """The starting model's second look at small sprays (`zoom_below`,
+    spraycv.runtime.zoom), carried by the run's checkpoints as its apex threshold is, so that
+    a fine-tuned default still reads far-away sprays; None from scratch (one pass)."""
+    if cfg.init_weights is None:
+        return None
+    return read_sidecar(Path(cfg.init_weights)).get("zoom_below")
+
+
 def start_weights(cfg: TrainConfig) -> dict[str, torch.Tensor]:
     """The state dict of cfg.init_weights, checked against cfg.model (fine-tuning)."""
     net, meta = load_checkpoint(Path(cfg.init_weights))
@@ -248,6 +257,7 @@ class _Run:
             tuple(data.input_size), tuple(data.mean), tuple(data.std), cfg.threshold,
             apex_threshold=head_threshold(cfg), exposure=data.exposure,
             resize="keep_aspect",  # fully convolutional: wide frames are not squeezed
+            zoom_below=start_zoom(cfg),
         )  # fmt: skip
         return _Run(
             cfg, info, device, splits, loader, val_loader, model, optimizer,

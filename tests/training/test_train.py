@@ -192,21 +192,26 @@ def test_apex_distill_trains_the_head_and_keeps_its_heatmap(wedge_data: Path, tm
 def test_a_model_with_a_head_keeps_its_apex_threshold(wedge_data: Path, tmp_path: Path):
     """Checkpoints of a model with an apex head carry the peak threshold that inference
     needs to read the head: the starting model's when fine-tuned, the default otherwise; a
-    model without a head carries none."""
+    model without a head carries none. The starting model's second look at small sprays
+    (`zoom_below`) is carried the same way; a model from scratch reads in one pass."""
     head = ("epochs=1", "model.apex_head=true")
     plain = train(tiny_config(wedge_data, tmp_path, "epochs=1", "name=plain"), False)
     first = train(tiny_config(wedge_data, tmp_path, "name=first", *head), False)
     assert "apex_threshold" not in read_sidecar(plain.best_weights)
     assert read_sidecar(first.best_weights)["apex_threshold"] == ApexHeadConfig().threshold
+    assert "zoom_below" not in read_sidecar(first.best_weights)
     model, sidecar = load_checkpoint(first.best_weights)
     start = save_checkpoint(
-        tmp_path / "start.safetensors", model, {**sidecar, "apex_threshold": 0.35}
+        tmp_path / "start.safetensors",
+        model,
+        {**sidecar, "apex_threshold": 0.35, "zoom_below": 0.4},
     )
     tuned = train(
         tiny_config(wedge_data, tmp_path, "name=tuned", f"init_weights={start}", *head), False
     )
     for name in ("best.json", "last.json"):
-        assert json.loads((tuned.run_dir / name).read_text())["apex_threshold"] == 0.35
+        sidecar = json.loads((tuned.run_dir / name).read_text())
+        assert (sidecar["apex_threshold"], sidecar["zoom_below"]) == (0.35, 0.4)
 
 
 def test_apex_distill_needs_a_head_and_a_start() -> None:
