@@ -59,7 +59,7 @@ class AugmentConfig(StrictModel):
     underexpose_p: Probability = 0.15
     underexpose_range: tuple[float, float] = (0.08, 0.6)
     # over-exposure: the same with a factor above 1, the highlights clipped at 255 (off by
-    # default: the shipped model's recipes predate it; experiments row 93)
+    # default: the shipped model's recipes predate it; experiments row 94)
     overexpose_p: Probability = 0.0
     overexpose_range: tuple[float, float] = (1.3, 2.5)
 
