@@ -125,6 +125,9 @@ def test_bench_side_by_side(weights: Path, onnx_file: Path):
     figures = json.loads(result.stdout)
     backends = figures["backends"]
     assert set(backends) == {"pytorch", "onnxruntime-fp32"}
+    # these weights have no refiner beside them: the refine stage times the confidence
+    # step alone (a fraction of a millisecond, whatever the machine's load: not asserted)
+    assert figures["refined"] == []
     for entry in backends.values():
         assert set(entry["stages_ms"]) == {
             "decode",
@@ -132,8 +135,8 @@ def test_bench_side_by_side(weights: Path, onnx_file: Path):
             "inference",
             "postprocess",
             "geometry",
-            "refine",  # 0 here: these weights have no refiner beside them
+            "refine",
         }
-        assert entry["stages_ms"]["refine"] < 0.1
+        assert all(ms >= 0 for ms in entry["stages_ms"].values())
         assert entry["fps"] > 0
     assert backends["pytorch"]["speedup_vs_pytorch"] == {"inference": 1.0, "e2e": 1.0}
