@@ -15,14 +15,13 @@ Usage: python benchmarks/perturbations.py --data datasets/heldout --n 100 [--wei
 from __future__ import annotations
 
 import argparse
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 import cv2
 import numpy as np
 
-from spraycv.evaluation.heldout import evaluate_frame, read_records, summarise
-from spraycv.io.images import read_image, to_binary_mask
+from spraycv.evaluation.heldout import RenderedFrame, rendered_frames, summarise
 from spraycv.measure import load_measurer
 from spraycv.paths import default_weights
 
@@ -111,16 +110,15 @@ SHOWN = ("iou", "angle_mae_deg", "angle_median_deg", "angle_p95_deg",
 
 
 def perturbed_summary(
-    data: Path, records: list[dict], perturb: Perturbation, measurer
+    frames: Sequence[RenderedFrame], perturb: Perturbation, measurer
 ) -> dict[str, float | None]:
-    """`spraycv eval`'s summary of `records` read through `perturb`."""
-    frames = []
-    for record in records:
-        image = read_image(data / record["image"])
+    """`spraycv eval`'s summary of the rendered `frames`, each read through `perturb`."""
+    results = []
+    for frame in frames:
+        image = frame.image()
         image = image if image.ndim == 3 else cv2.cvtColor(image, cv2.COLOR_GRAY2BGR)
-        truth = to_binary_mask(read_image(data / record["mask"]))
-        frames.append(evaluate_frame(record, perturb(image), truth, measurer)[0])
-    return summarise(frames)
+        results.append(frame.evaluate(perturb(image), measurer)[0])
+    return summarise(results)
 
 
 def _cell(value: float | None) -> str:
@@ -140,12 +138,12 @@ def main() -> None:
     if unknown:
         ap.error(f"unknown perturbation(s) {', '.join(unknown)}; choose from {choices}")
     measurer = load_measurer(args.weights or default_weights(), threads=args.threads)
-    records = read_records(args.data)[: args.n]
-    print(f"{args.data}, first {len(records)} frames, weights {args.weights or default_weights()}")
+    frames = rendered_frames(args.data)[: args.n]
+    print(f"{args.data}, first {len(frames)} frames, weights {args.weights or default_weights()}")
     print("| perturbation | " + " | ".join(SHOWN) + " |")
     print("|---" * (len(SHOWN) + 1) + "|")
     for name in args.names or PERTURBATIONS:
-        summary = perturbed_summary(args.data, records, PERTURBATIONS[name], measurer)
+        summary = perturbed_summary(frames, PERTURBATIONS[name], measurer)
         print(f"| {name} | " + " | ".join(_cell(summary.get(k)) for k in SHOWN) + " |", flush=True)
 
 

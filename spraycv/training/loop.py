@@ -73,26 +73,19 @@ def freeze_batchnorm(model: nn.Module) -> None:
             module.eval()
 
 
-def head_threshold(cfg: TrainConfig) -> float | None:
-    """The apex-peak threshold the run's checkpoints carry, so that inference reads their
-    head: the starting model's (its head was tuned to it), or the apex-head default; None
-    for a model without a head."""
-    if not cfg.model.apex_head:
-        return None
-    if cfg.init_weights is not None:
-        meta = read_sidecar(Path(cfg.init_weights))
-        if meta.get("apex_threshold") is not None:
-            return float(meta["apex_threshold"])
-    return ApexHeadConfig().threshold
-
-
-def start_zoom(cfg: TrainConfig) -> float | None:
-    """The starting model's second look at small sprays (`zoom_below`,
-    spraycv.runtime.zoom), carried by the run's checkpoints as its apex threshold is, so that
-    a fine-tuned default still reads far-away sprays; None from scratch (one pass)."""
-    if cfg.init_weights is None:
-        return None
-    return read_sidecar(Path(cfg.init_weights)).get("zoom_below")
+def carried_runtime(cfg: TrainConfig) -> dict[str, float | None]:
+    """The inference settings the run's checkpoints carry from the starting model, read from
+    its sidecar once: the apex-peak threshold its head was tuned to (the apex-head default
+    for a new head, None for a model without one), and its second look at small sprays
+    (`zoom_below`, spraycv.runtime.zoom; None from scratch: one pass)."""
+    meta = read_sidecar(Path(cfg.init_weights)) if cfg.init_weights is not None else {}
+    threshold = meta.get("apex_threshold")
+    if cfg.model.apex_head and threshold is None:
+        threshold = ApexHeadConfig().threshold
+    return {
+        "apex_threshold": float(threshold) if cfg.model.apex_head else None,
+        "zoom_below": meta.get("zoom_below"),
+    }
 
 
 def start_weights(cfg: TrainConfig) -> dict[str, torch.Tensor]:
@@ -255,9 +248,9 @@ class _Run:
         data = cfg.data
         io = ModelIO(
             tuple(data.input_size), tuple(data.mean), tuple(data.std), cfg.threshold,
-            apex_threshold=head_threshold(cfg), exposure=data.exposure,
+            exposure=data.exposure,
             resize="keep_aspect",  # fully convolutional: wide frames are not squeezed
-            zoom_below=start_zoom(cfg),
+            **carried_runtime(cfg),
         )  # fmt: skip
         return _Run(
             cfg, info, device, splits, loader, val_loader, model, optimizer,

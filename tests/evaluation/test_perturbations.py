@@ -11,7 +11,7 @@ import pytest
 from repo_scripts import load_script
 
 from spraycv.data.synth.writer import write_dataset
-from spraycv.evaluation.heldout import read_records
+from spraycv.evaluation.heldout import rendered_frames
 from spraycv.measure import Measurer
 from spraycv.segment.classical import segment_classical
 
@@ -65,11 +65,9 @@ def test_each_perturbation_does_what_its_name_says(name, check):
 
 def test_the_summary_reads_perturbed_frames_against_the_truth(tmp_path: Path):
     data = write_dataset(tmp_path / "ds", 3, size=128, seed=7, workers=1, progress=False)
-    records = read_records(data)
+    frames = rendered_frames(data)
     measurer = Measurer(segment_classical)
-    plain = perturbations.perturbed_summary(
-        data, records, perturbations.PERTURBATIONS["none"], measurer
-    )
-    dark = perturbations.perturbed_summary(data, records, perturbations.gain(0.02), measurer)
+    plain = perturbations.perturbed_summary(frames, perturbations.PERTURBATIONS["none"], measurer)
+    dark = perturbations.perturbed_summary(frames, perturbations.gain(0.02), measurer)
     assert plain["frames"] == dark["frames"] == 3
     assert plain["iou"] > 0.3 and dark["iou"] < plain["iou"]  # a black frame finds nothing
