@@ -9,9 +9,10 @@ A variant is a comma-separated list of settings: `passes=N`, `flip=1`, `moved=FR
 (re-read only plumes whose pose moved more; `moved=0/0`: always), `band=FROM/TO` (the share
 of the length the refiner reads the sides on), `apex_band=FROM/TO` (the
 share of the length the refiner locates the apex on; `apex_band=none`: free side fits),
-`refiner=PATH`, or any GeometryConfig field (`apex_prior_px=10`); `base` is the shipped
-pipeline. `--by-style` adds, under each variant, its figures for each renderer style of the
-set (a mixed set's weak look is otherwise lost in its mean).
+`refiner=PATH`, or any GeometryConfig field (`apex_prior_px=10`, a nested one with a dot:
+`mask_shape.enabled=false`, the mask as segmented); `base` is the shipped pipeline.
+`--by-style` adds, under each variant, its figures for each renderer style of the set (a
+mixed set's weak look is otherwise lost in its mean).
 
 Usage: python benchmarks/pipeline_variants.py --data datasets/val_std --n 300 \
            base passes=1 passes=2,flip=1 apex_prior_px=20
@@ -34,8 +35,8 @@ from spraycv.paths import default_weights
 from spraycv.refine.stage import Refiner
 from spraycv.runtime.predictor import Segmentation
 
-SHOWN = ("angle_mae_deg", "angle_median_deg", "angle_p95_deg", "frames_with_missed_frac",
-         "frames_with_extra_frac", "unreliable_nozzles")  # fmt: skip
+SHOWN = ("iou", "boundary_f1", "angle_mae_deg", "angle_median_deg", "angle_p95_deg",
+         "frames_with_missed_frac", "frames_with_extra_frac", "unreliable_nozzles")  # fmt: skip
 
 
 class Replay:
@@ -69,8 +70,14 @@ def variant(base: Measurer, spec: str) -> Measurer:
             moved=refiner.moved if moved is None else tuple(map(float, moved.split("/"))),
             apex_band=_band(apex_band) if apex_band is not None else refiner.apex_band,
         )
-    config = GeometryConfig(**{k: float(v) for k, v in settings.items()})
-    return replace(base, config=config, refiner=refiner)
+    fields: dict = {}
+    for key, value in settings.items():
+        *parents, name = key.split(".")
+        node = fields
+        for parent in parents:
+            node = node.setdefault(parent, {})
+        node[name] = {"true": True, "false": False}.get(value.lower(), value)
+    return replace(base, config=GeometryConfig.model_validate(fields), refiner=refiner)
 
 
 def _band(spec: str) -> tuple[float, float] | None:
@@ -108,7 +115,7 @@ def main() -> None:
         for style, summary in rows.items():
             cells = " | ".join("-" if summary[k] is None else f"{summary[k]:.4g}" for k in SHOWN)
             label = f"{spec} [{style}]" if style else spec
-            print(f"| {label} | {seconds:.0f} | {cells} |", flush=True)
+            print(f"| {label} | {seconds:.1f} | {cells} |", flush=True)
 
 
 if __name__ == "__main__":

@@ -13,6 +13,7 @@ import numpy as np
 from spraycv.config.geometry import GeometryConfig
 from spraycv.geometry import ConeMeasurement, MeasureHints, measure_cones
 from spraycv.geometry.confidence import assess
+from spraycv.geometry.plume_shape import shaped_mask
 from spraycv.io.exposure import exposure_note
 from spraycv.io.images import (
     ImageReadError,
@@ -74,8 +75,10 @@ def with_apex_prior(
 
 @dataclass(frozen=True)
 class Reading:
-    """One image read end to end: its (H, W) uint8 {0, 1} mask, the likely apexes (K, 2)
-    from a model's apex head (None from other segmenters) and one measurement per plume."""
+    """One image read end to end: its (H, W) uint8 {0, 1} mask (the segmented one with each
+    trusted plume redrawn from its reading, spraycv.geometry.plume_shape), the likely apexes
+    (K, 2) from a model's apex head (None from other segmenters) and one measurement per
+    plume."""
 
     mask: np.ndarray
     apexes: np.ndarray | None
@@ -88,7 +91,8 @@ class Measurer:
     prior, measure the cones, re-read each plume near its orifice when a refiner is set,
     assess how far each reading can be trusted (spraycv.geometry.confidence), and read the
     plumes the mask merged away at the apex peaks no reading explains
-    (spraycv.refine.recover; with a refiner and no hint apexes)."""
+    (spraycv.refine.recover; with a refiner and no hint apexes); the mask it returns has
+    each trusted plume redrawn from its reading (GeometryConfig.mask_shape)."""
 
     segmenter: Segmenter = segment_classical
     hints: MeasureHints | None = None
@@ -158,7 +162,7 @@ class Measurer:
                 lambda m, crop: assess(m, mask.shape, config, image, apexes, crop),
                 self.hints,
             )
-        return Reading(mask, apexes, measurements)
+        return Reading(shaped_mask(mask, measurements, config.mask_shape), apexes, measurements)
 
 
 def load_measurer(

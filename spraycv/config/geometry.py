@@ -39,6 +39,18 @@ class BandConfig(StrictModel):
         return self
 
 
+class MaskShapeConfig(StrictModel):
+    """How the pipeline redraws its mask from its readings (spraycv.geometry.plume_shape):
+    each trusted plume becomes the wedge between its fitted sides, out along each ray as far
+    as the segmented component that holds the plume's axis; the segmented pixels within
+    `margin_deg` outside the sides are dropped."""
+
+    enabled: bool = True
+    margin_deg: float = Field(8.0, ge=0.0, le=45.0, description="sector widening per side (deg)")
+    ray_bin_deg: float = Field(1.0, gt=0.0, le=10.0, description="ray width for the front (deg)")
+    front_window: int = Field(5, ge=1, le=41, description="rays in the front's median filter")
+
+
 class GeometryConfig(StrictModel):
     """Defaults of `spraycv.geometry.measure_cones` (the single source of them).
 
@@ -50,6 +62,7 @@ class GeometryConfig(StrictModel):
     """
 
     band: BandConfig = Field(default_factory=BandConfig)
+    mask_shape: MaskShapeConfig = Field(default_factory=MaskShapeConfig)
     open_px: int = Field(0, ge=0, le=31, description="opening kernel size (px), 0 = off")
     close_px: int = Field(3, ge=0, le=31, description="closing kernel size (px), 0 = off")
     min_plume_area_px: int = Field(150, ge=1, description="smaller components are debris")

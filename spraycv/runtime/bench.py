@@ -163,6 +163,7 @@ def format_table(timings: Sequence[BackendTiming]) -> str:
     lines = ["  ".join(c.rjust(w) for c, w in zip(row, widths, strict=True)) for row in rows]
     note = (
         "ms, medians; e2e = every stage but decode (a camera hands over decoded frames); "
-        "refine = the refiner, confidence and recovered plumes (Measurer.finish_reading)"
+        "refine = the refiner, confidence, recovered plumes and the redrawn mask "
+        "(Measurer.finish_reading)"
     )
     return "\n".join([*lines, note])

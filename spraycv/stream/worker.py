@@ -185,7 +185,8 @@ class InferenceWorker(threading.Thread):
         measurer = Measurer(self.predictor, hints, self.config.geometry, self.refiner)
         head = self.predictor.has_apex_head
         apexes, strength = (seg.apexes, seg.apex_strength) if head else (None, None)
-        measurements = measurer.read_mask(mask, apexes, frame.image, strength).measurements
+        reading = measurer.read_mask(mask, apexes, frame.image, strength)
+        mask, measurements = reading.mask, reading.measurements
         ids = self.trackers[frame.source].assign([m.apex for m in measurements], frame.time)
         nozzles: list[NozzleRecord] = []
         alarms: list[tuple[int, float | None, EventKind]] = []

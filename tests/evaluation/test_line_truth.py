@@ -83,7 +83,8 @@ def test_line_truth_has_no_mask_metrics(round_trip):
     summary = round_trip[0].summary()
     assert summary["iou"] is None and summary["dice"] is None and summary["boundary_f1"] is None
     assert summary["nozzles"] == 13 and summary["angle_mae_deg"] <= ROUND_TRIP_DEG
-    assert round_trip[1].summary()["iou"] == pytest.approx(1.0)  # the renderer path: unchanged
+    # the renderer path scores the mask: the true one, each plume redrawn from its reading
+    assert round_trip[1].summary()["iou"] > 0.95
 
 
 def _turned(truth: LinesFile, degrees: float) -> LinesFile:
