@@ -49,6 +49,12 @@ class MaskShapeConfig(StrictModel):
     margin_deg: float = Field(8.0, ge=0.0, le=45.0, description="sector widening per side (deg)")
     ray_bin_deg: float = Field(1.0, gt=0.0, le=10.0, description="ray width for the front (deg)")
     front_window: int = Field(5, ge=1, le=41, description="rays in the front's median filter")
+    # A ray near a side can leave the segmented plume through its side (a network draws the
+    # far-field sides a little narrow as often as wide) and stop short of the front; so the
+    # outer `edge_frac` of the rays on each side reach at least as far as the ray inside them.
+    edge_frac: float = Field(
+        0.25, ge=0.0, le=0.5, description="share of rays held out to the front"
+    )
 
 
 class GeometryConfig(StrictModel):

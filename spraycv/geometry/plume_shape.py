@@ -40,11 +40,12 @@ def _rays(axis: np.ndarray, angles_deg: np.ndarray) -> np.ndarray:
 
 
 def _front_by_ray(
-    bins: np.ndarray, radius: np.ndarray, n_bins: int, window: int
+    bins: np.ndarray, radius: np.ndarray, n_bins: int, window: int, edge_frac: float
 ) -> np.ndarray | None:
     """(n_bins,) how far a plume's outline points (their ray bins and radii) reach along
     each ray bin, median-smoothed over `window` bins; a bin they never reach takes the
-    median of the others. None when no bin is reached."""
+    median of the others, and the outer `edge_frac` of the bins on each side reach at least
+    as far as the bin inside them (MaskShapeConfig.edge_frac). None when no bin is reached."""
     front = np.full(n_bins, -1.0)
     np.maximum.at(front, bins, radius)
     reached = front >= 0
@@ -53,7 +54,12 @@ def _front_by_ray(
     front[~reached] = np.median(front[reached])
     half = window // 2
     padded = np.pad(front, half, mode="edge")
-    return np.median(np.lib.stride_tricks.sliding_window_view(padded, 2 * half + 1), axis=1)
+    front = np.median(np.lib.stride_tricks.sliding_window_view(padded, 2 * half + 1), axis=1)
+    edge = min(round(edge_frac * n_bins), (n_bins - 1) // 2)
+    if edge > 0:
+        front[:edge] = np.maximum(front[:edge], front[edge])
+        front[-edge:] = np.maximum(front[-edge:], front[-edge - 1])
+    return front
 
 
 def _own_component(labels: np.ndarray, apex: np.ndarray, axis: np.ndarray, length: float) -> int:
@@ -155,7 +161,7 @@ def plume_front(
     inside = (angle >= lo) & (angle <= hi)
     n_bins = max(math.ceil((hi - lo) / config.ray_bin_deg), 1)
     bins = np.minimum(((angle[inside] - lo) / config.ray_bin_deg).astype(int), n_bins - 1)
-    front = _front_by_ray(bins, radius[inside], n_bins, config.front_window)
+    front = _front_by_ray(bins, radius[inside], n_bins, config.front_window, config.edge_frac)
     if front is None:
         return None
     edges = np.minimum(lo + config.ray_bin_deg * np.arange(n_bins + 1), hi)

@@ -132,3 +132,21 @@ def test_the_pipeline_returns_the_redrawn_mask(enabled: bool) -> None:
     assert np.array_equal(reading.mask, expected) and (enabled or reading.mask is wandering)
     gain = iou_dice(reading.mask, truth)[0] - iou_dice(wandering, truth)[0]
     assert (gain > 0.005) if enabled else gain == 0
+
+
+def test_rays_that_leave_through_a_narrow_side_still_reach_the_front() -> None:
+    """A side drawn 4 deg narrow in the far field: the rays next to it leave the segmented
+    plume through that side, short of the front; the outer rays are held out to the front."""
+    spec = SPECS[3]
+    truth = draw_wedge(SHAPE, spec)
+    narrow = draw_wedge(SHAPE, replace(spec, half_left_deg=spec.half_left_deg - 4.0))
+    far = np.zeros(SHAPE, np.uint8)
+    cv2.circle(far, (round(spec.apex[0]), round(spec.apex[1])), round(0.5 * spec.radius), 1, -1)
+    segmented = np.where(far > 0, truth, narrow).astype(np.uint8)
+    reading = _reading(spec)
+    held = shaped_mask(segmented, [reading], MaskShapeConfig())
+    free = shaped_mask(segmented, [reading], MaskShapeConfig(edge_frac=0.0))
+    corner = _at(spec, spec.half_left_deg - 1.0, 0.97)
+    assert segmented[corner[1], corner[0]] == 0 and free[corner[1], corner[0]] == 0
+    assert held[corner[1], corner[0]] == 1
+    assert iou_dice(held, truth)[0] > max(iou_dice(free, truth)[0], iou_dice(segmented, truth)[0])
