@@ -49,7 +49,9 @@ def evaluate(
 ) -> None:
     """Evaluate a model end to end (image -> mask -> cone angles) against ground truth.
 
-    Writes metrics.json, frames.jsonl, angle_error_hist.png and worst_cases.png.
+    Writes metrics.json, frames.jsonl, angle_error_hist.png and worst_cases.png. The mask
+    metrics score the pipeline's mask: the model's, each trusted plume redrawn from its
+    reading (docs/cone_angle.md).
 
     On line truth (lines.json): angles, missed and extra plumes; mask metrics are null.
     """
