@@ -10,10 +10,11 @@ import cv2
 import numpy as np
 import pytest
 
-from spraycv.config.geometry import MaskShapeConfig
+from spraycv.config.geometry import GeometryConfig, MaskShapeConfig
 from spraycv.geometry import ConeMeasurement, Line, measure_cones
 from spraycv.geometry.analytic import WedgeSpec, draw_wedge
 from spraycv.geometry.plume_shape import shaped_mask
+from spraycv.measure import Measurer
 from spraycv.training.metrics import iou_dice
 
 SHAPE = (512, 512)
@@ -117,15 +118,12 @@ def test_config_bounds(field: str, value: float) -> None:
 def test_the_pipeline_returns_the_redrawn_mask(enabled: bool) -> None:
     """Measurer's reading carries the redrawn mask (what overlays draw and eval scores),
     read from the same measurements as the segmented one; turned off, the segmented mask."""
-    from spraycv.config.geometry import GeometryConfig
-    from spraycv.measure import Measurer
-
     spec = SPECS[2]
     wandering = _wandering(spec)
     config = GeometryConfig(mask_shape=MaskShapeConfig(enabled=enabled))
     truth = draw_wedge(SHAPE, spec)
     image = np.repeat(truth[..., None] * np.uint8(200), 3, axis=2)  # a lit plume on black
-    reading = Measurer(lambda image: wandering, config=config)(image)
+    reading = Measurer(lambda _: wandering, config=config)(image)
     (m,) = reading.measurements
     assert m.reliable, m.unreliable
     expected = shaped_mask(wandering, reading.measurements, config.mask_shape)
