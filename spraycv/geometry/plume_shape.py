@@ -19,6 +19,7 @@ import numpy as np
 
 from spraycv.config.geometry import MaskShapeConfig
 from spraycv.geometry.types import ConeMeasurement
+from spraycv.geometry.wedge import normal_left
 
 _REACH = 1.4  # a sector ends this many spray lengths from its apex
 _SHIFT = 4  # polygons are filled with 4 fractional bits of their vertices
@@ -26,17 +27,15 @@ _SUBPIXEL = 1 << _SHIFT
 
 
 def _angle_from(axis: np.ndarray, vectors: np.ndarray) -> np.ndarray:
-    """(...,) signed angles (deg) of (..., 2) vectors from a unit (2,) axis."""
-    cross = axis[0] * vectors[..., 1] - axis[1] * vectors[..., 0]
-    dot = axis[0] * vectors[..., 0] + axis[1] * vectors[..., 1]
-    return np.degrees(np.arctan2(cross, dot))
+    """(N,) signed angles (deg) of (N, 2) vectors from a unit (2,) axis, positive towards
+    n_left (the geometry's convention, docs/cone_angle.md)."""
+    return np.degrees(np.arctan2(vectors @ normal_left(axis), vectors @ axis))
 
 
 def _rays(axis: np.ndarray, angles_deg: np.ndarray) -> np.ndarray:
-    """(N, 2) unit rays at the given angles (deg) from a unit (2,) axis."""
-    a = np.radians(angles_deg)
-    ca, sa = np.cos(a), np.sin(a)
-    return np.stack([axis[0] * ca - axis[1] * sa, axis[1] * ca + axis[0] * sa], -1)
+    """(N, 2) unit rays at the given angles (deg) from a unit (2,) axis, as `_angle_from`."""
+    a = np.radians(angles_deg)[:, None]
+    return np.cos(a) * axis + np.sin(a) * normal_left(axis)
 
 
 def _front_by_ray(
