@@ -51,6 +51,16 @@ class OptimConfig(StrictModel):
     grad_clip: float | None = Field(1.0, gt=0)
 
 
+class LossConfig(StrictModel):
+    """The mask loss (spraycv.training.losses.DiceBCELoss): BCE plus soft Dice, the BCE
+    weighted up within `boundary_px` of the true boundary by `boundary_weight` (0: off)."""
+
+    bce_weight: float = Field(1.0, ge=0)
+    dice_weight: float = Field(1.0, ge=0)
+    boundary_weight: float = Field(0.0, ge=0)
+    boundary_px: int = Field(3, ge=1, le=32, description="half-width of the band, input px")
+
+
 class TrainConfig(StrictModel):
     """Everything one training run needs; YAML files under configs/ override these defaults."""
 
@@ -60,6 +70,7 @@ class TrainConfig(StrictModel):
     data: DataConfig = Field(default_factory=DataConfig)
     model: ModelConfig = Field(default_factory=ModelConfig)
     optim: OptimConfig = Field(default_factory=OptimConfig)
+    loss: LossConfig = Field(default_factory=LossConfig)
     epochs: int = Field(20, ge=1)
     # wall-time budget, for fair comparisons: the schedule then decays by time or by steps,
     # whichever runs out first (spraycv.training.schedule)

@@ -257,6 +257,7 @@ class _Run:
             scheduler=_make_scheduler(cfg, optimizer, steps * cfg.epochs),
             scaler=grad_scaler(cfg.precision, device),
             steps_per_epoch=steps, io=io, run_dir=Path(cfg.out_dir) / cfg.name,
+            loss_fn=DiceBCELoss.from_config(cfg.loss),
             teacher=_apex_teacher(cfg, device, initial_state),
         )  # fmt: skip
 

@@ -4,7 +4,8 @@ import numpy as np
 import pytest
 import torch
 
-from spraycv.training.losses import DiceBCELoss
+from spraycv.config.train import TrainConfig
+from spraycv.training.losses import DiceBCELoss, boundary_band
 from spraycv.training.metrics import MaskMetrics, boundary_f1, iou_dice
 
 
@@ -53,3 +54,36 @@ def test_loss_is_small_for_confident_right_logits_and_float32_under_bf16():
     assert good < 0.01 < 1.0 < bad
     half = loss_fn(((target * 2 - 1) * 3).bfloat16(), target)
     assert half.dtype == torch.float32
+
+
+def test_boundary_band_marks_the_pixels_near_the_boundary_only():
+    target = torch.zeros(1, 1, 16, 16)
+    target[:, :, 4:12, 4:12] = 1
+    band = boundary_band(target, 2)
+    assert band[0, 0, 8, 8] == 0 and band[0, 0, 0, 15] == 0  # deep inside, far outside
+    assert band[0, 0, 4, 8] == 1 and band[0, 0, 2, 8] == 1 and band[0, 0, 5, 8] == 1
+    assert band[0, 0, 1, 8] == 0
+
+
+@pytest.mark.parametrize(("weight", "boundary_share_rises"), [(0.0, False), (4.0, True)])
+def test_boundary_weight_moves_the_bce_towards_boundary_errors(weight, boundary_share_rises):
+    target = torch.zeros(1, 1, 32, 32)
+    target[:, :, 8:24, 8:24] = 1
+    right = (target * 2 - 1) * 10
+    at_edge, inside = right.clone(), right.clone()
+    at_edge[:, :, 8, 8:24] = -10  # one wrong row on the boundary
+    inside[:, :, 16, 8:24] = -10  # as many wrong pixels deep inside
+    plain = DiceBCELoss(dice_weight=0.0)
+    weighted = DiceBCELoss(dice_weight=0.0, boundary_weight=weight, boundary_px=2)
+    assert plain(at_edge, target) == pytest.approx(float(plain(inside, target)))
+    ratio = float(weighted(at_edge, target) / weighted(inside, target))
+    assert (ratio > 2.0) is boundary_share_rises
+    assert ratio == pytest.approx(1.0) or boundary_share_rises
+
+
+def test_the_training_config_builds_its_loss():
+    cfg = TrainConfig.model_validate({"loss": {"boundary_weight": 4.0, "boundary_px": 2}})
+    loss_fn = DiceBCELoss.from_config(cfg.loss)
+    assert (loss_fn.boundary_weight, loss_fn.boundary_px) == (4.0, 2)
+    with pytest.raises(ValueError, match="boundary_px"):
+        TrainConfig.model_validate({"loss": {"boundary_px": 0}})
