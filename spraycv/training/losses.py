@@ -18,12 +18,21 @@ def boundary_band(target: torch.Tensor, radius_px: int) -> torch.Tensor:
     return high - low
 
 
+def excess_bce(per_pixel: torch.Tensor, target: torch.Tensor) -> torch.Tensor:
+    """Per-pixel BCE minus its floor, the soft target's own entropy: 0 where a pixel's
+    probability equals its target, whatever the target (any shape, float)."""
+    t = target.clamp(1e-6, 1 - 1e-6)
+    return per_pixel + t * torch.log(t) + (1 - t) * torch.log1p(-t)
+
+
 class DiceBCELoss(nn.Module):
     """`bce_weight * BCE + dice_weight * (1 - soft Dice)`, soft Dice per image then averaged.
 
     The BCE is a weighted mean: pixels within `boundary_px` of the target's boundary weigh
     `1 + boundary_weight` (0: a plain mean), so the gradient goes where the mask's IoU and
-    the sides' angles are decided rather than to the easy inside and background.
+    the sides' angles are decided rather than to the easy inside and background. With
+    `hard_pixel_frac` < 1 it averages only that share of the batch's pixels, those furthest
+    from their targets (online hard-pixel mining: the faint fronts rather than the sky).
 
     Inputs: logits (N, C, H, W), channel 0 the mask, and target (N, 1, H, W) in [0, 1].
     """
@@ -35,10 +44,12 @@ class DiceBCELoss(nn.Module):
         eps: float = 1.0,
         boundary_weight: float = 0.0,
         boundary_px: int = 3,
+        hard_pixel_frac: float = 1.0,
     ):
         super().__init__()
         self.bce_weight, self.dice_weight, self.eps = bce_weight, dice_weight, eps
         self.boundary_weight, self.boundary_px = boundary_weight, boundary_px
+        self.hard_pixel_frac = hard_pixel_frac
 
     @classmethod
     def from_config(cls, cfg: LossConfig) -> DiceBCELoss:
@@ -48,18 +59,26 @@ class DiceBCELoss(nn.Module):
             cfg.dice_weight,
             boundary_weight=cfg.boundary_weight,
             boundary_px=cfg.boundary_px,
+            hard_pixel_frac=cfg.hard_pixel_frac,
         )
+
+    def _bce(self, logits: torch.Tensor, target: torch.Tensor) -> torch.Tensor:
+        per_pixel = F.binary_cross_entropy_with_logits(logits, target, reduction="none")
+        weight = torch.ones_like(per_pixel)
+        if self.boundary_weight > 0:
+            weight = weight + self.boundary_weight * boundary_band(target, self.boundary_px)
+        if self.hard_pixel_frac < 1.0:
+            flat = excess_bce(per_pixel, target).flatten()
+            k = max(1, round(self.hard_pixel_frac * flat.numel()))
+            hardest = torch.topk(flat.detach(), k, sorted=False).indices
+            per_pixel, weight = per_pixel.flatten()[hardest], weight.flatten()[hardest]
+        return (weight * per_pixel).sum() / weight.sum()
 
     def forward(self, logits: torch.Tensor, target: torch.Tensor) -> torch.Tensor:
         # fp16/bf16 logits lose the precision BCE and the Dice sums need
         # channel 0 is the mask; an apex head's channel is trained by `spraycv apex-head`
         logits, target = logits[:, :1].float(), target.float()
-        per_pixel = F.binary_cross_entropy_with_logits(logits, target, reduction="none")
-        if self.boundary_weight > 0:
-            weight = 1.0 + self.boundary_weight * boundary_band(target, self.boundary_px)
-            bce = (weight * per_pixel).sum() / weight.sum()
-        else:
-            bce = per_pixel.mean()
+        bce = self._bce(logits, target)
         prob = torch.sigmoid(logits).flatten(1)
         flat = target.flatten(1)
         inter = (prob * flat).sum(1)

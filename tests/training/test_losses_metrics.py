@@ -1,11 +1,13 @@
 from __future__ import annotations
 
+import math
+
 import numpy as np
 import pytest
 import torch
 
 from spraycv.config.train import TrainConfig
-from spraycv.training.losses import DiceBCELoss, boundary_band
+from spraycv.training.losses import DiceBCELoss, boundary_band, excess_bce
 from spraycv.training.metrics import MaskMetrics, boundary_f1, iou_dice
 
 
@@ -82,8 +84,28 @@ def test_boundary_weight_moves_the_bce_towards_boundary_errors(weight, boundary_
 
 
 def test_the_training_config_builds_its_loss():
-    cfg = TrainConfig.model_validate({"loss": {"boundary_weight": 4.0, "boundary_px": 2}})
-    loss_fn = DiceBCELoss.from_config(cfg.loss)
-    assert (loss_fn.boundary_weight, loss_fn.boundary_px) == (4.0, 2)
-    with pytest.raises(ValueError, match="boundary_px"):
-        TrainConfig.model_validate({"loss": {"boundary_px": 0}})
+    loss = {"boundary_weight": 4.0, "boundary_px": 2, "hard_pixel_frac": 0.1}
+    loss_fn = DiceBCELoss.from_config(TrainConfig.model_validate({"loss": loss}).loss)
+    assert (loss_fn.boundary_weight, loss_fn.boundary_px, loss_fn.hard_pixel_frac) == (4, 2, 0.1)
+    for bad in ({"boundary_px": 0}, {"hard_pixel_frac": 0.0}, {"boundary_weight": -1}):
+        with pytest.raises(ValueError, match=next(iter(bad))):
+            TrainConfig.model_validate({"loss": bad})
+
+
+def test_excess_bce_is_zero_where_the_probability_meets_a_soft_target():
+    target = torch.tensor([0.0, 0.3, 0.5, 1.0])
+    logits = torch.logit(target.clamp(1e-6, 1 - 1e-6))
+    per_pixel = torch.nn.functional.binary_cross_entropy_with_logits(
+        logits, target, reduction="none"
+    )
+    assert torch.allclose(excess_bce(per_pixel, target), torch.zeros(4), atol=1e-4)
+
+
+@pytest.mark.parametrize(("frac", "expected"), [(1.0, 2 / 1024), (2 / 1024, 1.0)])
+def test_hard_pixel_mining_averages_the_wrong_pixels_only(frac, expected):
+    target = torch.zeros(1, 1, 32, 32)
+    target[:, :, 8:24, 8:24] = 1
+    logits = (target * 2 - 1) * 30  # right and confident everywhere ...
+    logits[0, 0, 0, 0] = logits[0, 0, 16, 16] = 0.0  # ... but at two pixels: BCE log 2
+    loss = DiceBCELoss(dice_weight=0.0, hard_pixel_frac=frac)(logits, target)
+    assert float(loss) == pytest.approx(expected * math.log(2), rel=1e-3)
