@@ -7,7 +7,9 @@ plume from the full-resolution image rather than from the mask. So each peak tha
 explains gets a canonical crop at that peak, posed like the frame's reliable plumes (a boom's
 nozzles point the same way), and the refiner reads it as it re-reads any plume. The reading
 is kept only when the confidence step trusts it, it is a new plume (not one already read),
-and the mask holds spray on its core; it then replaces any reading of the same plume from
+and the mask holds spray on its core, or a blob of spray in its wedge that no reliable plume
+explains (a weak or clogged nozzle's sparse spray next to its orifice can escape the coarse
+mask, which keeps only a blob further along); it then replaces any reading of the same plume from
 elsewhere (a crotch): one reading per nozzle; but not, where the crop was posed like one
 plume alone, when the mask holds spray just outside one of its sides (read too narrow, like a
 narrower neighbour). Frames without a reliable plume are left alone: with nothing to pose a
@@ -19,6 +21,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Sequence
 
+import cv2
 import numpy as np
 
 from spraycv.geometry.report import finish
@@ -39,6 +42,9 @@ FLANK_DEG, MAX_FLANK_COVER = 8.0, 0.6  # a plume recovered on a crop posed like 
 # far outside a side, on more than this share of that flank, was read too narrow: that side
 # lies inside the spray. Poses from two or more plumes are a boom's, and there a merged
 # neighbour's spray covers the flanks of plumes read right
+BLOB_REACH, MIN_BLOB_SHARE, MIN_BLOB_PX = 1.3, 0.5, 30  # a mask blob of at least MIN_BLOB_PX
+# pixels, MIN_BLOB_SHARE of them in a recovered plume's wedge (out to BLOB_REACH x its
+# length) and outside every reliable plume's wedge, is spray that only the new plume explains
 SAME_PLUME_FRAC, SAME_PLUME_MARGIN_DEG = 0.5, 5.0  # a reading from a crotch (same_plume)
 SAME_PLUME_TURN_DEG = 25.0
 SAME_CORE_SHARE = 0.8  # a reading with this share of its core in a recovered plume's wedge
@@ -109,6 +115,37 @@ def core_cover(mask: np.ndarray, m: ConeMeasurement) -> float:
     (the same cost on a 20-megapixel photo); points outside the image count as no spray."""
     points, area = core_points(m)
     return _mask_share(mask, points, area)
+
+
+def _wedge_box(m: ConeMeasurement, reach: float, shape: tuple[int, ...]) -> tuple[slice, slice]:
+    """(rows, cols) of the frame that `m`'s wedge out to `reach` x its length can touch."""
+    widest = math.radians(min(max(m.half_angle_left_deg, m.half_angle_right_deg), 89.0))
+    u = np.asarray(m.axis, dtype=np.float64)
+    n = normal_left(u)
+    r = reach * m.length_px / math.cos(widest)
+    ends = [np.asarray(m.apex) + r * (math.cos(a) * u + math.sin(a) * n)
+            for a in np.linspace(-widest, widest, 9)]  # fmt: skip
+    corners = np.vstack([np.asarray(m.apex)[None], ends])
+    x0, y0 = np.maximum(np.floor(corners.min(axis=0)).astype(int), 0)
+    x1, y1 = np.ceil(corners.max(axis=0)).astype(int) + 1
+    return slice(y0, max(min(y1, shape[0]), y0)), slice(x0, max(min(x1, shape[1]), x0))
+
+
+def own_blob(mask: np.ndarray, m: ConeMeasurement, others: Sequence[ConeMeasurement]) -> bool:
+    """Whether a connected component of the (H, W) {0, 1} mask, of MIN_BLOB_PX pixels or
+    more, has MIN_BLOB_SHARE of its pixels in `m`'s wedge (out to BLOB_REACH x its length)
+    and outside the wedge of every reading in `others`: spray that only `m` explains. A peak
+    at a nozzle that is off reads its neighbours' spray, whose blobs lie in their wedges."""
+    count, labels, stats, _ = cv2.connectedComponentsWithStats(mask.astype(np.uint8), None, 8)
+    rows, cols = _wedge_box(m, BLOB_REACH, mask.shape)
+    ys, xs = np.nonzero(labels[rows, cols])
+    points = np.stack([xs + cols.start, ys + rows.start], axis=-1).astype(np.float64)
+    mine = in_wedge(points, m, 0.0, (0.0, BLOB_REACH))
+    for other in others:
+        mine &= ~in_wedge(points, other, 0.0, (0.0, math.inf))
+    inside = np.bincount(labels[ys[mine] + rows.start, xs[mine] + cols.start], minlength=count)
+    area = stats[:, cv2.CC_STAT_AREA]
+    return bool(np.any((inside[1:] >= MIN_BLOB_SHARE * area[1:]) & (area[1:] >= MIN_BLOB_PX)))
 
 
 def same_plume(new: ConeMeasurement, m: ConeMeasurement) -> bool:
@@ -194,8 +231,10 @@ def recover_missed(
         if read is seed or any(_near(np.asarray(read.apex), m) for m in out):
             continue  # the crop gave no lines, or they lead back to a plume already read
         read = assess(read, support)
-        if not read.reliable or core_cover(mask, read) < MIN_MASK_COVER:
-            continue  # untrusted, or no spray in the mask where it reads a plume
+        if not read.reliable:
+            continue
+        if core_cover(mask, read) < MIN_MASK_COVER and not own_blob(mask, read, reliable):
+            continue  # no spray in the mask where it reads a plume
         if len(reliable) == 1 and flank_cover(mask, read) > MAX_FLANK_COVER:
             continue  # posed like one plume alone, and read too narrow: a side in spray
         out = [m for m in out if not same_plume(read, m)] + [read]

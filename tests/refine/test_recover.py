@@ -14,7 +14,13 @@ from spraycv.geometry import ConeMeasurement, QualityFlag, measure_cones
 from spraycv.geometry.analytic import WedgeSpec, draw_wedge
 from spraycv.geometry.confidence import assess
 from spraycv.geometry.matching import match_to_truth
-from spraycv.refine.recover import core_cover, flank_cover, recover_missed, same_plume
+from spraycv.refine.recover import (
+    core_cover,
+    flank_cover,
+    own_blob,
+    recover_missed,
+    same_plume,
+)
 from spraycv.refine.stage import Refiner
 
 SHAPE = (512, 512)
@@ -74,6 +80,28 @@ def test_a_recovered_plume_takes_its_place_along_the_boom() -> None:
     assert after[0].has(QualityFlag.FROM_APEX_PEAK)
 
 
+def far_part(spec: WedgeSpec, start_frac: float) -> np.ndarray:
+    """(H, W) uint8 {0, 1}: the plume beyond `start_frac` of its length, as a coarse mask
+    holds a weak nozzle's spray that it missed next to the orifice."""
+    near = dataclasses.replace(spec, radius=start_frac * spec.radius)
+    return draw_wedge(SHAPE, spec) & (1 - draw_wedge(SHAPE, near))
+
+
+def test_a_weak_plume_whose_mask_holds_only_a_far_blob_is_recovered() -> None:
+    """The middle plume sprays (the image shows it) but its mask starts at 55 % of its
+    length: its core holds no spray, yet the blob in its wedge is nobody else's."""
+    image, mask = as_image(drawn(BOOM)), drawn([BOOM[0], BOOM[2]]) | far_part(BOOM[1], 0.55)
+    config = GeometryConfig()
+
+    def judged(m: ConeMeasurement, crop: float = math.nan) -> ConeMeasurement:
+        return assess(m, SHAPE, config, image, PEAKS, crop)
+
+    readings = [judged(m) for m in measure_cones(drawn([BOOM[0], BOOM[2]]))]
+    after = recover_missed(image, mask, PEAKS, readings, Refiner(BrightIsSpray()), judged)
+    assert len(after) == 3 and after[1].has(QualityFlag.FROM_APEX_PEAK)
+    assert after[1].included_angle_deg == pytest.approx(24.0, abs=1.0)
+
+
 CASES = [  # why nothing is recovered: image, mask, readings and peaks
     ("no reliable plume to pose a crop on", BOOM, BOOM, [], PEAKS),
     ("the nozzle is off: no spray in the image", BOOM[:2], BOOM[:2], BOOM[:2], PEAKS),
@@ -117,6 +145,30 @@ def test_flank_cover_tells_a_plume_read_too_narrow() -> None:
     assert flank_cover(mask, turned) > 0.9
 
 
+def box(rows: slice, cols: slice) -> np.ndarray:
+    out = np.zeros(SHAPE, np.uint8)
+    out[rows, cols] = 1
+    return out
+
+
+BLOB_CASES = [  # what the mask holds besides the reliable plumes 0 and 2, and whether
+    # plume 1's reading (apex (250, 60), pointing down, 12 deg a side) explains it alone
+    ("nothing", np.zeros(SHAPE, np.uint8), False),
+    ("its own plume beyond 55 % of its length", far_part(BOOM[1], 0.55), True),
+    ("a speck of 20 px in its wedge", box(slice(200, 204), slice(250, 255)), False),
+    # at 240-280 px down the wedge spans x 190-310: 55 of the block's 150 columns
+    ("a block mostly outside its wedge", box(slice(300, 340), slice(250, 400)), False),
+    ("a blob in a neighbour's wedge too", far_part(BOOM[0], 0.55), False),
+]
+
+
+@pytest.mark.parametrize(("name", "extra", "expected"), BLOB_CASES, ids=[c[0] for c in BLOB_CASES])
+def test_own_blob(name: str, extra: np.ndarray, expected: bool) -> None:
+    mask = drawn([BOOM[0], BOOM[2]]) | extra
+    (reading,) = measure_cones(draw_wedge(SHAPE, BOOM[1]))
+    assert own_blob(mask, reading, measure_cones(drawn([BOOM[0], BOOM[2]]))) is expected
+
+
 def test_core_cover_is_the_share_of_the_core_the_mask_calls_spray() -> None:
     (m,) = measure_cones(draw_wedge(SHAPE, BOOM[0]))
     assert core_cover(draw_wedge(SHAPE, BOOM[0]), m) == 1.0
@@ -138,6 +190,25 @@ def test_the_shipped_pipeline_reads_a_boom_plume_its_mask_merged_away(shipped_pi
     m, nz = reading.measurements[recovered[0].meas], truth[recovered[0].gt]
     assert m.reliable
     assert m.included_angle_deg == pytest.approx(nz["included_angle_deg"], abs=2.0)
+
+
+def test_the_shipped_pipeline_reads_a_weak_plume_its_mask_holds_only_far_out(
+    shipped_pipeline,
+) -> None:
+    """Heldout frame 208: four full cones on a boom, the second one weak. Its sparse spray
+    next to the orifice escapes the mask, which holds a blob further along; the refiner reads
+    it at its apex peak (crop support 1.0), and the blob in its wedge is nobody else's."""
+    from spraycv.data.synth import render_sample
+
+    sample = render_sample(725402974303130, 512)
+    reading = shipped_pipeline(sample.image)
+    truth = sample.record["nozzles"]
+    match = match_to_truth(reading.measurements, truth)
+    assert not match.missed
+    (weak,) = [p for p in match.pairs if truth[p.gt]["state"] == "weak"]
+    m = reading.measurements[weak.meas]
+    assert m.reliable and m.has("from_apex_peak")
+    assert m.included_angle_deg == pytest.approx(truth[weak.gt]["included_angle_deg"], abs=2.5)
 
 
 def reading_at(apex, half, length=200.0, axis=(0.0, 1.0)) -> ConeMeasurement:
