@@ -136,6 +136,8 @@ def own_blob(mask: np.ndarray, m: ConeMeasurement, others: Sequence[ConeMeasurem
     more, has MIN_BLOB_SHARE of its pixels in `m`'s wedge (out to BLOB_REACH x its length)
     and outside the wedge of every reading in `others`: spray that only `m` explains. A peak
     at a nozzle that is off reads its neighbours' spray, whose blobs lie in their wedges."""
+    if not (math.isfinite(m.length_px) and m.length_px > 0 and np.isfinite(m.apex).all()):
+        return False
     count, labels, stats, _ = cv2.connectedComponentsWithStats(mask.astype(np.uint8), None, 8)
     rows, cols = _wedge_box(m, BLOB_REACH, mask.shape)
     ys, xs = np.nonzero(labels[rows, cols])

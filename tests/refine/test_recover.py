@@ -169,6 +169,18 @@ def test_own_blob(name: str, extra: np.ndarray, expected: bool) -> None:
     assert own_blob(mask, reading, measure_cones(drawn([BOOM[0], BOOM[2]]))) is expected
 
 
+@pytest.mark.parametrize(
+    "change",
+    [{"length_px": math.inf}, {"length_px": 0.0}, {"apex": (math.nan, 60.0)},
+     {"apex": (250.0, -900.0)}, {"apex": (2000.0, 2000.0)}],
+    ids=["infinite length", "no length", "no apex", "far above the frame", "beyond the frame"],
+)  # fmt: skip
+def test_own_blob_of_a_reading_off_the_frame_is_none(change: dict) -> None:
+    (reading,) = measure_cones(draw_wedge(SHAPE, BOOM[1]))
+    mask = drawn([BOOM[0], BOOM[2]]) | far_part(BOOM[1], 0.55)
+    assert not own_blob(mask, dataclasses.replace(reading, **change), [])
+
+
 def test_core_cover_is_the_share_of_the_core_the_mask_calls_spray() -> None:
     (m,) = measure_cones(draw_wedge(SHAPE, BOOM[0]))
     assert core_cover(draw_wedge(SHAPE, BOOM[0]), m) == 1.0
