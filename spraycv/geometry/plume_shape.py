@@ -32,7 +32,7 @@ def _angle_from(axis: np.ndarray, vectors: np.ndarray) -> np.ndarray:
     return np.degrees(np.arctan2(vectors @ normal_left(axis), vectors @ axis))
 
 
-def _rays(axis: np.ndarray, angles_deg: np.ndarray) -> np.ndarray:
+def rays(axis: np.ndarray, angles_deg: np.ndarray) -> np.ndarray:
     """(N, 2) unit rays at the given angles (deg) from a unit (2,) axis, as `_angle_from`."""
     a = np.radians(angles_deg)[:, None]
     return np.cos(a) * axis + np.sin(a) * normal_left(axis)
@@ -71,7 +71,7 @@ def _own_component(labels: np.ndarray, apex: np.ndarray, axis: np.ndarray, lengt
     return int(np.bincount(met).argmax()) if met.size else 0
 
 
-def _box(polygon: np.ndarray, shape: tuple[int, ...]) -> tuple[slice, slice] | None:
+def polygon_box(polygon: np.ndarray, shape: tuple[int, ...]) -> tuple[slice, slice] | None:
     """(rows, cols) slices of the pixels an (N, 2) polygon can touch, clipped to the frame."""
     x0, y0 = np.maximum(np.floor(polygon.min(axis=0)).astype(int) - 2, 0)
     x1, y1 = np.ceil(polygon.max(axis=0)).astype(int) + 3
@@ -99,11 +99,11 @@ def _draw_wedge(
     edges[k + 1]. The polygon fill takes its interior; the pixels along its outline, which
     the fill takes whole, are kept only where their centres are inside."""
     outline = np.concatenate(
-        [_rays(axis, edges[:-1]) * front[:, None], _rays(axis, edges[1:]) * front[:, None]],
+        [rays(axis, edges[:-1]) * front[:, None], rays(axis, edges[1:]) * front[:, None]],
         axis=1,
     ).reshape(-1, 2)
     polygon = np.vstack([apex[None], apex + outline])
-    box = _box(polygon, canvas.shape)
+    box = polygon_box(polygon, canvas.shape)
     if box is None:
         return
     filled = _filled(polygon, box)
@@ -186,8 +186,8 @@ def shaped_mask(
         _draw_wedge(wedges, apex, axis, edges, front)
         margin = config.margin_deg
         arc = np.linspace(edges[0] - margin, edges[-1] + margin, 33)
-        sector = np.vstack([apex[None], apex + _REACH * m.length_px * _rays(axis, arc)])
-        box = _box(sector, mask.shape)
+        sector = np.vstack([apex[None], apex + _REACH * m.length_px * rays(axis, arc)])
+        box = polygon_box(sector, mask.shape)
         if box is not None:  # other components stay as they are
             trimmed[box] |= _filled(sector, box).astype(bool) & (outline.labels[box] == own)
     return ((segmented.astype(bool) & ~trimmed) | wedges.astype(bool)).astype(np.uint8)

@@ -24,6 +24,7 @@ from collections.abc import Callable, Sequence
 import cv2
 import numpy as np
 
+from spraycv.geometry.plume_shape import polygon_box, rays
 from spraycv.geometry.report import finish
 from spraycv.geometry.types import ConeMeasurement, MeasureHints, QualityFlag
 from spraycv.geometry.wedge import normal_left
@@ -118,17 +119,14 @@ def core_cover(mask: np.ndarray, m: ConeMeasurement) -> float:
 
 
 def _wedge_box(m: ConeMeasurement, reach: float, shape: tuple[int, ...]) -> tuple[slice, slice]:
-    """(rows, cols) of the frame that `m`'s wedge out to `reach` x its length can touch."""
-    widest = math.radians(min(max(m.half_angle_left_deg, m.half_angle_right_deg), 89.0))
-    u = np.asarray(m.axis, dtype=np.float64)
-    n = normal_left(u)
-    r = reach * m.length_px / math.cos(widest)
-    ends = [np.asarray(m.apex) + r * (math.cos(a) * u + math.sin(a) * n)
-            for a in np.linspace(-widest, widest, 9)]  # fmt: skip
-    corners = np.vstack([np.asarray(m.apex)[None], ends])
-    x0, y0 = np.maximum(np.floor(corners.min(axis=0)).astype(int), 0)
-    x1, y1 = np.ceil(corners.max(axis=0)).astype(int) + 1
-    return slice(y0, max(min(y1, shape[0]), y0)), slice(x0, max(min(x1, shape[1]), x0))
+    """(rows, cols) of the frame that `m`'s wedge out to `reach` x its length can touch
+    (empty slices when none)."""
+    widest = min(max(m.half_angle_left_deg, m.half_angle_right_deg), 89.0)
+    radius = reach * m.length_px / math.cos(math.radians(widest))
+    fan = rays(np.asarray(m.axis, dtype=np.float64), np.linspace(-widest, widest, 9))
+    apex = np.asarray(m.apex, dtype=np.float64)
+    box = polygon_box(np.vstack([apex[None], apex + radius * fan]), shape)
+    return box if box is not None else (slice(0, 0), slice(0, 0))
 
 
 def own_blob(mask: np.ndarray, m: ConeMeasurement, others: Sequence[ConeMeasurement]) -> bool:

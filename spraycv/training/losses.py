@@ -64,6 +64,8 @@ class DiceBCELoss(nn.Module):
 
     def _bce(self, logits: torch.Tensor, target: torch.Tensor) -> torch.Tensor:
         per_pixel = F.binary_cross_entropy_with_logits(logits, target, reduction="none")
+        if self.boundary_weight == 0 and self.hard_pixel_frac >= 1.0:
+            return per_pixel.mean()  # the plain BCE, as before these options
         weight = torch.ones_like(per_pixel)
         if self.boundary_weight > 0:
             weight = weight + self.boundary_weight * boundary_band(target, self.boundary_px)
