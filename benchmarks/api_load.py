@@ -144,7 +144,10 @@ def main() -> None:
     print(f"{args.rounds} bursts of {args.requests} concurrent GET /measurements?limit=1000 "
           f"from {args.request_clients} clients")  # fmt: skip
     report(outcomes, args.deadline_s)
-    print(f"daemon threads: {before} before, peak {threads.peak} under load")
+    print(
+        f"daemon threads: {before} before, median {threads.median} and peak {threads.peak}"
+        " under load"
+    )
     print(f"measuring: {idle_rate:.2f} frames/s before, {load_rate:.2f} frames/s under load")
     ok = stored == summary["frames_inferred"]
     print(f"stored frames {stored} == inferred {summary['frames_inferred']}: {ok}")

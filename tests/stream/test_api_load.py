@@ -62,13 +62,18 @@ def test_idle_sockets_and_a_burst_of_queries_are_answered_or_refused(
     print(
         f"\n{len(answered)} answered, {sum(o.refused for o in outcomes)} refused of {REQUESTS};"
         f" median {statistics.median(seconds):.2f} s, max {seconds[-1]:.2f} s;"
-        f" idle held {held} of {IDLE}; threads {before} -> peak {threads.peak}"
+        f" idle held {held} of {IDLE}; threads {before} -> median {threads.median}, peak"
+        f" {threads.peak}"
     )
     hung = [o for o in outcomes if not (o.answered or o.refused)]  # client timeouts: hangs
     assert not hung, hung
     assert len(answered) >= 20 and all(o.body_bytes > 100_000 for o in answered)  # 1000 rows
     assert held == most_held  # held by the async loop; the per-client limit refused the rest
-    assert threads.peak <= before + 2  # no thread per connection (a little slack for ffmpeg)
+    # no thread per connection: one would add a thread for each of the 320 held sockets for
+    # as long as they are held; the peak also catches the daemon's own transient threads
+    # (FFmpeg's decoders when the looping video is reopened: +3 for 30 ms, on any load)
+    assert threads.median <= before + 2
+    assert threads.peak < before + most_held // 4
     assert inferred_during > 0  # the daemon went on measuring
     stored = len(StoreReader(tmp_path / "db.sqlite").frames(source="cam"))
     assert stored == summary["frames_inferred"] == summary["frames_written"]
