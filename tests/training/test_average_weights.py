@@ -39,6 +39,31 @@ def test_average_state(states, expected) -> None:
         assert torch.equal(out[key], value.to(out[key].dtype))
 
 
+ONLY_CASES = [  # only, expected (None: an error naming the prefix that matches nothing)
+    ("one group", ("enc.",), {"enc.w": torch.tensor([1.0]), "dec.w": torch.tensor([0.0])}),
+    ("two groups", ("enc.", "dec."), {"enc.w": torch.tensor([1.0]), "dec.w": torch.tensor([2.0])}),
+    ("none: every tensor", (), {"enc.w": torch.tensor([1.0]), "dec.w": torch.tensor([2.0])}),
+    ("a prefix that names nothing", ("decoder.",), None),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(("only", "expected"), [c[1:] for c in ONLY_CASES],
+                         ids=[c[0] for c in ONLY_CASES])  # fmt: skip
+def test_average_state_only(only, expected) -> None:
+    """Tensors outside `only` stay the first checkpoint's."""
+    average_state = load_script("average_weights").average_state
+    states = [
+        {"enc.w": torch.tensor([0.0]), "dec.w": torch.tensor([0.0])},
+        {"enc.w": torch.tensor([2.0]), "dec.w": torch.tensor([4.0])},
+    ]
+    if expected is None:
+        with pytest.raises(ValueError, match="'decoder.' names no tensor; groups: dec.w., enc.w."):
+            average_state(states, only)
+        return
+    out = average_state(states, only)
+    assert {k: v.tolist() for k, v in out.items()} == {k: v.tolist() for k, v in expected.items()}
+
+
 def test_the_script_averages_real_checkpoints(tmp_path: Path) -> None:
     """The shipped refiner and a copy with every float weight doubled average to 1.5 x."""
     shipped = SCRIPT.parents[1] / "weights" / "default.refiner.safetensors"
