@@ -25,6 +25,9 @@ synth heldout_draw3 --n 400 --seed 7001
 synth val -c configs/render/train.yaml styles.weights.standard=0.5 \
   styles.weights.long_exposure=0 --n 300 --seed 2
 synth val_std --n 300 --seed 2006
+# a larger validation draw of the standard look: enough frames to see a 1 % change in the
+# frames with a missed nozzle (experiments row 112)
+synth val_std2 --n 600 --seed 2106
 synth val_hard -c configs/render/heldout_hard.yaml --n 120 --seed 2003
 synth val_nospray -c configs/render/heldout_nospray.yaml --n 80 --seed 2005
 synth val_dim -c configs/render/heldout_dim.yaml --image-format png16 --n 100 --seed 2004
