@@ -70,9 +70,9 @@ BOUNDS = [  # issue, what, value of the figures, the bound it must not exceed (o
 ]
 TOLERANCE = 1e-9  # a bound met exactly is met
 PAIRED_SETS = (  # the angle sets compared reading by reading, where both runs have them
-    "heldout", "heldout_draw2", "heldout_draw3", "heldout_unseen", "heldout_hard", "heldout_dim", "heldout_dim_twins",
-    "heldout_long", "heldout_long_twins", "independent", "heldout_bodies", "heldout_wide",
-    "heldout_43", "heldout_portrait", "heldout_small",
+    "heldout", "heldout_draw2", "heldout_draw3", "heldout_unseen", "heldout_hard",
+    "heldout_dim", "heldout_dim_twins", "heldout_long", "heldout_long_twins", "independent",
+    "heldout_bodies", "heldout_wide", "heldout_43", "heldout_portrait", "heldout_small",
 )  # fmt: skip
 Z_SIGNIFICANT = 2.0  # a paired change further from 0 than this many standard errors counts
 

@@ -57,7 +57,8 @@ def test_average_state_only(only, expected) -> None:
         {"enc.w": torch.tensor([2.0]), "dec.w": torch.tensor([4.0])},
     ]
     if expected is None:
-        with pytest.raises(ValueError, match="'decoder.' names no tensor; groups: dec.w., enc.w."):
+        message = r"'decoder\.' names no tensor; groups: dec\.w\., enc\.w\."
+        with pytest.raises(ValueError, match=message):
             average_state(states, only)
         return
     out = average_state(states, only)
