@@ -50,8 +50,13 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("weights", type=Path, nargs="+")
     ap.add_argument("--out", type=Path, required=True)
-    ap.add_argument("--only", action="append", default=[], metavar="PREFIX",
-                    help="average only tensors whose names start with PREFIX (repeatable)")
+    ap.add_argument(
+        "--only",
+        action="append",
+        default=[],
+        metavar="PREFIX",
+        help="average only tensors whose names start with PREFIX (repeatable)",
+    )
     args = ap.parse_args()
     if len(args.weights) < 2:
         ap.error("give two checkpoints or more")
