@@ -9,8 +9,10 @@ A variant is a comma-separated list of settings: `passes=N`, `flip=1`, `moved=FR
 (re-read only plumes whose pose moved more; `moved=0/0`: always), `band=FROM/TO` (the share
 of the length the refiner reads the sides on), `apex_band=FROM/TO` (the
 share of the length the refiner locates the apex on; `apex_band=none`: free side fits),
-`refiner=PATH`, or any GeometryConfig field (`apex_prior_px=10`, a nested one with a dot:
-`mask_shape.enabled=false`, the mask as segmented); `base` is the shipped pipeline.
+`apex_from=edges|channel|mean` (the apex the sides are pinned to, with a refiner
+that has an apex channel), `refiner=PATH`, or any GeometryConfig field
+(`apex_prior_px=10`, a nested one with a dot: `mask_shape.enabled=false`, the mask as
+segmented); `base` is the shipped pipeline.
 `--by-style` adds, under each variant, its figures for each renderer style of the set (a
 mixed set's weak look is otherwise lost in its mean).
 
@@ -69,6 +71,7 @@ def variant(base: Measurer, spec: str) -> Measurer:
             passes=int(settings.pop("passes", refiner.passes)),
             moved=refiner.moved if moved is None else tuple(map(float, moved.split("/"))),
             apex_band=_band(apex_band) if apex_band is not None else refiner.apex_band,
+            apex_from=settings.pop("apex_from", refiner.apex_from),
         )
     fields: dict = {}
     for key, value in settings.items():

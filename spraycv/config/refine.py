@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from pydantic import Field
+from pydantic import Field, model_validator
 
 from spraycv.config.base import StrictModel
 from spraycv.config.train import ModelConfig
@@ -73,3 +73,14 @@ class RefinerTrainConfig(StrictModel):
     threads: int | None = Field(1, ge=1)
     seed: int = 0
     out_dir: Path = Path("runs")
+    # the apex channel (model.apex_head: true): the crop's true apex, learnt as a spatial
+    # softmax against a Gaussian of `apex_sigma_px` crop px around it, its cross-entropy
+    # weighed by `apex_weight` beside the mask loss (0: no apex loss)
+    apex_weight: float = Field(0.0, ge=0)
+    apex_sigma_px: float = Field(2.0, gt=0)
+
+    @model_validator(mode="after")
+    def _apex_channel(self) -> RefinerTrainConfig:
+        if self.apex_weight > 0 and not self.model.apex_head:
+            raise ValueError("apex_weight needs an apex channel: set model.apex_head: true")
+        return self

@@ -15,6 +15,7 @@ where the crop puts the nozzle) each side is fitted freely.
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
@@ -129,14 +130,33 @@ def _mapped(points: list[tuple[float, float]], transform: np.ndarray) -> np.ndar
     return to_image(np.asarray(points, dtype=np.float64), transform)
 
 
+def _mean_apex(edges: np.ndarray | None, channel: np.ndarray | None) -> np.ndarray | None:
+    if edges is None or channel is None:
+        return channel if edges is None else edges
+    return (edges + channel) / 2.0
+
+
+# How the apex that both sides are pinned to is settled, from the apex where the near-orifice
+# edges meet and the apex channel's reading (spraycv.refine.apex; None where the refiner has
+# no apex channel or it is unsure); each falls back on the other where it has none
+APEX_SOURCES: dict[str, Callable[[np.ndarray | None, np.ndarray | None], np.ndarray | None]] = {
+    "edges": lambda edges, channel: edges,
+    "channel": lambda edges, channel: edges if channel is None else channel,
+    "mean": _mean_apex,
+}
+
+
 def side_lines(
     prob: np.ndarray,
     transform: np.ndarray,
     band: tuple[float, float] = READ_BAND,
     apex_band: tuple[float, float] | None = APEX_BAND,
+    channel_apex: np.ndarray | None = None,
+    apex_from: str = "edges",
 ) -> tuple[LineFit | None, LineFit | None]:
     """The plume's (left, right) boundary lines in the image, read on `band` of one crop and
-    through the apex located on `apex_band` (None: each side fitted freely).
+    through the apex located on `apex_band` (None: each side fitted freely), or settled with
+    the apex channel's reading `channel_apex` (2,) as `apex_from` names (APEX_SOURCES).
 
     Args:
         prob: (H, W) float spray probability of the canonical crop.
@@ -145,6 +165,8 @@ def side_lines(
     edges = crop_edges(prob, transform, band)
     apex = crop_apex(prob.shape, transform)
     near = None if apex_band is None else near_apex(prob, transform, apex_band)
+    if apex_band is not None:
+        near = APEX_SOURCES[apex_from](near, channel_apex)
     reach = APEX_REACH_FRAC * spray_length(transform, prob.shape)
     if near is not None and np.hypot(*(near - apex)) > reach:
         near = None

@@ -13,7 +13,8 @@ from spraycv.geometry.coverage import coverage_width
 from spraycv.geometry.linefit import LineFit, intersect
 from spraycv.geometry.types import ConeMeasurement, Line, MeasureHints
 from spraycv.geometry.wedge import normal_left
-from spraycv.refine.edges import APEX_BAND, READ_BAND, side_lines
+from spraycv.refine.apex import channel_apex
+from spraycv.refine.edges import APEX_BAND, APEX_SOURCES, READ_BAND, side_lines
 from spraycv.refine.pose import (
     CropPose,
     crop_pose,
@@ -69,7 +70,11 @@ class Refiner:
         passes: int = PASSES,
         moved: tuple[float, float] = (MOVED_FRAC, MOVED_DEG),
         apex_band: tuple[float, float] | None = APEX_BAND,
+        apex_from: str = "edges",
     ):
+        if apex_from not in APEX_SOURCES:
+            known = ", ".join(sorted(APEX_SOURCES))
+            raise ValueError(f"unknown apex source {apex_from!r}: use one of {known}")
         self.predictor = predictor
         self.size = tuple(predictor.io.input_size)
         self.band = band
@@ -77,6 +82,7 @@ class Refiner:
         self.flip = flip  # average each crop with its mirror (the axis is the mirror line)
         self.passes = passes  # re-crop at the refined pose and read again
         self.moved = moved
+        self.apex_from = apex_from  # edges, the apex channel or both (APEX_SOURCES)
 
     @classmethod
     def load(cls, weights: Path, threads: int | None = None) -> Refiner:
@@ -86,18 +92,21 @@ class Refiner:
 
     def crop_probabilities(
         self, image: np.ndarray, poses: Sequence[CropPose]
-    ) -> tuple[np.ndarray, list[np.ndarray]]:
-        """(P, H, W) crop probabilities and the P crop -> image transforms (one batch)."""
+    ) -> tuple[np.ndarray, list[np.ndarray], list[np.ndarray | None]]:
+        """(P, H, W) crop probabilities, the P crop -> image transforms and the P apexes
+        (2,) in the image read on the apex channel (None without one, or where it is
+        unsure); one batch."""
         transforms = [pose_transform(p, self.size) for p in poses]
         crops = [warp_crop(image, t, self.size) for t in transforms]
-        if not self.flip:
-            logits = self.predictor.infer(preprocess(crops, self.predictor.io))
-            return _sigmoid(logits[:, 0]), transforms
-        mirrored = [c[:, ::-1] for c in crops]
-        logits = self.predictor.infer(preprocess([*crops, *mirrored], self.predictor.io))
-        probs = _sigmoid(logits[:, 0])
         n = len(crops)
-        return 0.5 * (probs[:n] + probs[n:, :, ::-1]), transforms
+        mirrored = [c[:, ::-1] for c in crops] if self.flip else []
+        logits = self.predictor.infer(preprocess([*crops, *mirrored], self.predictor.io))
+        probs = _sigmoid(logits[:n, 0])
+        if self.flip:
+            probs = 0.5 * (probs + _sigmoid(logits[n:, 0, :, ::-1]))
+        apexes = [channel_apex(logits[k, 1], transforms[k]) if logits.shape[1] > 1 else None
+                  for k in range(n)]  # fmt: skip
+        return probs, transforms, apexes
 
     def refine(
         self,
@@ -147,11 +156,12 @@ class Refiner:
         """Re-read the measurements out[i] for i in todo, and their support, in place (one
         batch of crops)."""
         poses = [pose_of(out[i]) for i in todo]
-        probs, transforms = self.crop_probabilities(image, poses)
+        probs, transforms, apexes = self.crop_probabilities(image, poses)
         for k, i in enumerate(todo):
             core = min(out[i].half_angle_left_deg, out[i].half_angle_right_deg)
             support[i] = crop_support(probs[k], poses[k], core, self.band)
-            left, right = side_lines(probs[k], transforms[k], self.band, self.apex_band)
+            left, right = side_lines(probs[k], transforms[k], self.band, self.apex_band,
+                                     apexes[k], self.apex_from)  # fmt: skip
             if left is not None and right is not None:
                 out[i] = refined(out[i], left, right, image.shape[:2], hints)
 

@@ -16,10 +16,12 @@ from torch.optim.swa_utils import AveragedModel, get_ema_multi_avg_fn
 from spraycv.config.loader import dump_config
 from spraycv.config.refine import RefinerTrainConfig
 from spraycv.io.exposure import Exposure
+from spraycv.models.apex_head import WithApexHead
 from spraycv.models.registry import count_parameters, create_model
+from spraycv.refine.apex import read_apex
 from spraycv.refine.blur import random_kernel
 from spraycv.refine.data import CropSource, Target, jittered_pose
-from spraycv.refine.edges import READ_BAND, side_lines
+from spraycv.refine.edges import READ_BAND, near_apex, side_lines
 from spraycv.refine.negatives import (
     as_target,
     load_negatives,
@@ -27,7 +29,7 @@ from spraycv.refine.negatives import (
     random_negative,
     save_negatives,
 )
-from spraycv.refine.pose import CropPose, crop_row
+from spraycv.refine.pose import CropPose, crop_row, to_crop, to_image
 from spraycv.refine.stage import crop_support
 from spraycv.runtime.processing import ModelIO, preprocess
 from spraycv.training.checkpoint import load_checkpoint, save_checkpoint
@@ -44,7 +46,12 @@ def initial_model(cfg: RefinerTrainConfig) -> tuple[nn.Module, ModelIO]:
     if cfg.init_weights is not None:
         trained, meta = load_checkpoint(cfg.init_weights)
         state = {k.removeprefix("net."): v for k, v in trained.state_dict().items()}
-        model.load_state_dict({k: v for k, v in state.items() if not k.startswith("apex.")})
+        with_channel = isinstance(model, WithApexHead)
+        (model.net if with_channel else model).load_state_dict(
+            {k: v for k, v in state.items() if not k.startswith("apex.")}
+        )
+        if with_channel and isinstance(trained, WithApexHead):  # a refiner's own apex channel
+            model.apex.load_state_dict(trained.apex.state_dict())
         norm = meta["normalization"]
         mean, std = tuple(norm["mean"]), tuple(norm["std"])
         exposure = Exposure(**norm.get("exposure", {}))
@@ -115,11 +122,12 @@ def make_batch(
     io: ModelIO,
     rng: np.random.Generator,
     negatives: Negatives | None = None,
-) -> tuple[torch.Tensor, torch.Tensor]:
-    """(B, 3, S, S) normalised crops and (B, 1, S, S) soft truth at jittered poses; a share
+) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    """(B, 3, S, S) normalised crops, (B, 1, S, S) soft truth at jittered poses and (B, 2)
+    the true apex (col, row) in crop pixels (NaN on a crop without a plume); a share
     `cfg.negative_frac` of them without a plume when `negatives` are given, a share
     `cfg.blur.frac` of all of them blurred as a camera blurs (the truth not)."""
-    crops, truths = [], []
+    crops, truths, apexes = [], [], []
     for i in rng.integers(0, len(source.targets), cfg.batch_size):
         # no draw without blur: the random stream of runs without it stays as it was
         blur = (
@@ -127,15 +135,23 @@ def make_batch(
         )
         if negatives is not None and rng.random() < cfg.negative_frac:
             image, truth = negatives.draw(source, cfg, rng, blur)
+            apex = np.full(2, np.nan)
         else:
             target = source.targets[i]
             pose = jittered_pose(target, cfg.jitter, rng)
-            image, truth, _ = source.crop(target, pose, cfg.crop_size, blur)
+            image, truth, transform = source.crop(target, pose, cfg.crop_size, blur)
+            apex = to_crop(np.asarray([target.apex]), transform)[0]
         if rng.random() < 0.5:  # the mirror image is a plume too (left and right swap)
             image, truth = image[:, ::-1], truth[:, ::-1]
+            apex = np.array([cfg.crop_size - 1 - apex[0], apex[1]])
         crops.append(_photometric(np.ascontiguousarray(image), rng))
         truths.append(np.ascontiguousarray(truth))
-    return torch.from_numpy(preprocess(crops, io)), torch.from_numpy(np.stack(truths)[:, None])
+        apexes.append(apex)
+    return (
+        torch.from_numpy(preprocess(crops, io)),
+        torch.from_numpy(np.stack(truths)[:, None]),
+        torch.from_numpy(np.stack(apexes).astype(np.float32)),
+    )
 
 
 def crop_loss(logits: torch.Tensor, truth: torch.Tensor, band_weight: float) -> torch.Tensor:
@@ -151,6 +167,22 @@ def crop_loss(logits: torch.Tensor, truth: torch.Tensor, band_weight: float) -> 
     prob = torch.sigmoid(logits)
     dice = 1 - (2 * (prob * truth).sum() + 1) / (prob.sum() + truth.sum() + 1)
     return (bce * weight).sum() / weight.sum() + dice
+
+
+def apex_loss(logits: torch.Tensor, apex: torch.Tensor, sigma: float) -> torch.Tensor:
+    """Cross-entropy of the spatial softmax of apex logits (B, H, W) against a Gaussian of
+    `sigma` px at each crop's true apex (B, 2) (col, row); crops without one (NaN) are left
+    out. Its minimum puts the softmax's mean on the apex, between pixels too."""
+    ok = torch.isfinite(apex[:, 0])
+    if not bool(ok.any()):
+        return logits.sum() * 0.0
+    logits, apex = logits[ok], apex[ok]
+    h, w = logits.shape[-2:]
+    rows = torch.arange(h, dtype=torch.float32).view(1, h, 1)
+    cols = torch.arange(w, dtype=torch.float32).view(1, 1, w)
+    d2 = (cols - apex[:, 0].view(-1, 1, 1)) ** 2 + (rows - apex[:, 1].view(-1, 1, 1)) ** 2
+    target = torch.softmax((-d2 / (2 * sigma**2)).flatten(1), dim=1)
+    return -(target * torch.log_softmax(logits.flatten(1), dim=1)).sum(dim=1).mean()
 
 
 def read_included(prob: np.ndarray, transform: np.ndarray) -> float:
@@ -188,14 +220,35 @@ class CropValidation:
         return self.errors([truth for _, truth, _ in self.crops])
 
     @torch.no_grad()
-    def model_errors(self, model: nn.Module, io: ModelIO) -> np.ndarray:
+    def logits(self, model: nn.Module, io: ModelIO) -> np.ndarray:
+        """(N, C, S, S) the model's logits on the crops (C 2 with an apex channel)."""
         model.eval()
-        probs = []
+        out = []
         for k in range(0, len(self.crops), 32):
             batch = torch.from_numpy(preprocess([c[0] for c in self.crops[k : k + 32]], io))
-            probs += list(torch.sigmoid(model(batch)[:, 0]).numpy())
+            out.append(model(batch).numpy())
         model.train()
-        return self.errors(probs)
+        return np.concatenate(out)
+
+    def model_errors(self, logits: np.ndarray) -> np.ndarray:
+        """`errors` of the spray channel of `logits` (N, C, S, S)."""
+        return self.errors(list(1.0 / (1.0 + np.exp(-logits[:, 0]))))
+
+    def apex_errors(self, logits: np.ndarray) -> dict[str, float]:
+        """Median distance (image px) along the axis from the true apex: of the apex where the
+        near-orifice edges meet (`near_axial`) and, with an apex channel, of its reading
+        (`apex_axial`) and its distance (`apex_px`)."""
+        near, axial, dist = [], [], []
+        for (target, _), (_, _, transform), out in zip(self.items, self.crops, logits, strict=True):
+            truth, axis = np.asarray(target.apex), np.asarray(target.axis)
+            met = near_apex(1.0 / (1.0 + np.exp(-out[0])), transform)
+            near.append(abs(float((met - truth) @ axis)) if met is not None else np.nan)
+            if out.shape[0] > 1:
+                read = to_image(read_apex(out[1])[0][None], transform)[0]
+                axial.append(abs(float((read - truth) @ axis)))
+                dist.append(float(np.hypot(*(read - truth))))
+        found = {"near_axial": near, "apex_axial": axial, "apex_px": dist}
+        return {k: float(np.nanmedian(v)) for k, v in found.items() if v}
 
 
 class NegativeValidation:
@@ -337,10 +390,13 @@ def train_refiner(cfg: RefinerTrainConfig, log=print) -> RunFiles:
     started, saved, loss_sum, seen = time.monotonic(), time.monotonic(), 0.0, 0
     model.train()
     while step < cfg.steps:
-        images, truths = make_batch(train_src, cfg, io, rng, negatives)
+        images, truths, apexes = make_batch(train_src, cfg, io, rng, negatives)
         for group in optimizer.param_groups:
             group["lr"] = lr_at(step, cfg)
-        loss = crop_loss(model(images), truths, cfg.band_weight)
+        logits = model(images)
+        loss = crop_loss(logits[:, :1], truths, cfg.band_weight)
+        if cfg.apex_weight > 0:
+            loss = loss + cfg.apex_weight * apex_loss(logits[:, 1], apexes, cfg.apex_sigma_px)
         optimizer.zero_grad(set_to_none=True)
         loss.backward()
         nn.utils.clip_grad_norm_(model.parameters(), 1.0)
@@ -352,7 +408,8 @@ def train_refiner(cfg: RefinerTrainConfig, log=print) -> RunFiles:
         )
         due = time.monotonic() - saved > cfg.checkpoint_every_s
         if due or out_of_time or step == cfg.steps:
-            metrics = summary(val.model_errors(kept.model, io))
+            val_logits = val.logits(kept.model, io)
+            metrics = summary(val.model_errors(val_logits)) | val.apex_errors(val_logits)
             if val_negatives is not None:
                 metrics |= val_negatives.supports(kept.model, io)
             row = {"step": step, "loss": loss_sum / seen, "lr": lr_at(step, cfg), **metrics,

@@ -102,7 +102,7 @@ def test_blurred_batches_are_smoother(frames: Path):
     for frac in (0.0, 1.0):
         blur = CropBlur(frac=frac, gaussian_px=(5.0, 5.0), motion_px=(15.0, 15.0))
         cfg = RefinerTrainConfig(train_data=frames, crop_size=64, batch_size=24, blur=blur)
-        images, truths = make_batch(source, cfg, io, np.random.default_rng(3))
+        images, truths, _apexes = make_batch(source, cfg, io, np.random.default_rng(3))
         assert images.shape == (24, 3, 64, 64) and truths.shape == (24, 1, 64, 64)
         detail[frac] = _detail(images)
     assert detail[1.0] < 0.8 * detail[0.0]
