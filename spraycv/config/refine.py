@@ -78,9 +78,14 @@ class RefinerTrainConfig(StrictModel):
     # weighed by `apex_weight` beside the mask loss (0: no apex loss)
     apex_weight: float = Field(0.0, ge=0)
     apex_sigma_px: float = Field(2.0, gt=0)
+    # train the apex channel alone: the segmentation's weights and BatchNorm statistics stay
+    # those of `init_weights`, so its masks (and every reading from the edges) do not move
+    apex_only: bool = False
 
     @model_validator(mode="after")
     def _apex_channel(self) -> RefinerTrainConfig:
         if self.apex_weight > 0 and not self.model.apex_head:
             raise ValueError("apex_weight needs an apex channel: set model.apex_head: true")
+        if self.apex_only and not self.apex_weight > 0:
+            raise ValueError("apex_only trains the apex channel alone: set apex_weight > 0")
         return self

@@ -25,6 +25,9 @@ class ModelConfig(StrictModel):
     # trained model and trained on its own by `spraycv apex-head`; `spraycv train` keeps it
     # frozen, or trains it held to its starting heatmap (TrainConfig.apex_distill)
     apex_head: bool = False
+    # a full-resolution 3x3 correction added to the apex head's quarter-resolution logits
+    # (WithApexHead.fine): places an apex between pixels, not between quarter-pixel cells
+    apex_fine: bool = False
 
     @field_validator("arch")
     @classmethod

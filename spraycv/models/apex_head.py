@@ -48,23 +48,41 @@ class WithApexHead(nn.Module):
     """An smp segmentation model plus an ApexHead on its decoder features.
 
     forward: (N, 3, H, W) -> (N, 2, H, W) logits (mask, apex). `net` keeps the smp model's
-    own parameter names under "net.", the head's under "apex.".
+    own parameter names under "net.", the head's under "apex.". With `fine`, a 3x3 convolution
+    of the decoder's full-resolution features ("apex_fine.", zero at start) is added to the
+    upsampled apex logits: the quarter-resolution head finds the apex, the correction places
+    it within a pixel (the refiner's crops, where a pixel of apex moves the angle).
     """
 
-    def __init__(self, net: nn.Module):
+    def __init__(self, net: nn.Module, fine: bool = False):
         super().__init__()
         self.net = net
         self.apex = ApexHead(decoder_channels(net))
+        self.apex_fine = None
+        if fine:
+            self.apex_fine = nn.Conv2d(decoder_channels(net), 1, 3, padding=1)
+            nn.init.zeros_(self.apex_fine.weight)
+            nn.init.zeros_(self.apex_fine.bias)
 
-    def features(self, x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
-        """(mask logits (N, 1, H, W), apex-head input (N, C, H/4, W/4))."""
+    def _decoded(self, x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+        """(mask logits (N, 1, H, W), apex-head input (N, C, H/4, W/4), the decoder's
+        output (N, C, h, w))."""
         decoded = self.net.decoder(self.net.encoder(x))
         mask = self.net.segmentation_head(decoded)
         # a Python int at trace time: the pooling is a constant in exported graphs
         pool = max(1, int(decoded.shape[-1]) * APEX_STRIDE // int(x.shape[-1]))
-        return mask, F.avg_pool2d(decoded, pool) if pool > 1 else decoded
+        return mask, F.avg_pool2d(decoded, pool) if pool > 1 else decoded, decoded
+
+    def features(self, x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        """(mask logits (N, 1, H, W), apex-head input (N, C, H/4, W/4))."""
+        return self._decoded(x)[:2]
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
-        mask, feats = self.features(x)
+        mask, feats, decoded = self._decoded(x)
         apex = F.interpolate(self.apex(feats), size=mask.shape[-2:], mode="bilinear")
+        if self.apex_fine is not None:
+            fine = self.apex_fine(decoded)
+            if fine.shape[-2:] != apex.shape[-2:]:  # a decoder that ends below full size
+                fine = F.interpolate(fine, size=apex.shape[-2:], mode="bilinear")
+            apex = apex + fine
         return torch.cat([mask, apex], dim=1)

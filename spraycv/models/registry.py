@@ -50,7 +50,7 @@ def create_model(config: ModelConfig) -> nn.Module:
     if config.apex_head:
         from spraycv.models.apex_head import WithApexHead
 
-        return WithApexHead(model)
+        return WithApexHead(model, fine=config.apex_fine)
     return model
 
 

@@ -48,15 +48,34 @@ def initial_model(cfg: RefinerTrainConfig) -> tuple[nn.Module, ModelIO]:
         state = {k.removeprefix("net."): v for k, v in trained.state_dict().items()}
         with_channel = isinstance(model, WithApexHead)
         (model.net if with_channel else model).load_state_dict(
-            {k: v for k, v in state.items() if not k.startswith("apex.")}
+            {k: v for k, v in state.items() if k.split(".")[0] not in ("apex", "apex_fine")}
         )
         if with_channel and isinstance(trained, WithApexHead):  # a refiner's own apex channel
             model.apex.load_state_dict(trained.apex.state_dict())
+            if model.apex_fine is not None and trained.apex_fine is not None:
+                model.apex_fine.load_state_dict(trained.apex_fine.state_dict())
         norm = meta["normalization"]
         mean, std = tuple(norm["mean"]), tuple(norm["std"])
         exposure = Exposure(**norm.get("exposure", {}))
     exposure = cfg.exposure or exposure
     return model, ModelIO((cfg.crop_size, cfg.crop_size), mean, std, 0.5, exposure=exposure)
+
+
+def trained_parameters(model: nn.Module, cfg: RefinerTrainConfig) -> list[nn.Parameter]:
+    """The parameters a run trains: all of them, or with `apex_only` the apex channel's
+    alone (the segmentation's are frozen)."""
+    if not cfg.apex_only:
+        return list(model.parameters())
+    model.net.requires_grad_(False)
+    return [p for name, p in model.named_parameters() if not name.startswith("net.")]
+
+
+def train_mode(model: nn.Module, cfg: RefinerTrainConfig) -> None:
+    """Training mode, but with `apex_only` the segmentation stays in eval mode: its
+    BatchNorm statistics are not updated either."""
+    model.train()
+    if cfg.apex_only:
+        model.net.eval()
 
 
 def _photometric(crop: np.ndarray, rng: np.random.Generator) -> np.ndarray:
@@ -371,7 +390,8 @@ def train_refiner(cfg: RefinerTrainConfig, log=print) -> RunFiles:
         torch.set_num_threads(cfg.threads)
     files, rng = RunFiles(cfg), np.random.default_rng(cfg.seed)
     model, io = initial_model(cfg)
-    optimizer = torch.optim.AdamW(model.parameters(), lr=cfg.lr, weight_decay=cfg.weight_decay)
+    optimizer = torch.optim.AdamW(trained_parameters(model, cfg), lr=cfg.lr,
+                                  weight_decay=cfg.weight_decay)  # fmt: skip
     kept = WeightAverage(model, cfg.ema_decay)
     step, best = _restore(files, model, optimizer, rng, kept)
     train_src = CropSource(cfg.train_data, cfg.max_train_images)
@@ -388,13 +408,15 @@ def train_refiner(cfg: RefinerTrainConfig, log=print) -> RunFiles:
     log(f"refiner: {len(train_src.targets)} training nozzles, step {step}/{cfg.steps}, "
         f"truth floor {summary(val.truth_errors())}")  # fmt: skip
     started, saved, loss_sum, seen = time.monotonic(), time.monotonic(), 0.0, 0
-    model.train()
     while step < cfg.steps:
+        train_mode(model, cfg)
         images, truths, apexes = make_batch(train_src, cfg, io, rng, negatives)
         for group in optimizer.param_groups:
             group["lr"] = lr_at(step, cfg)
         logits = model(images)
-        loss = crop_loss(logits[:, :1], truths, cfg.band_weight)
+        loss = torch.zeros(())
+        if not cfg.apex_only:
+            loss = crop_loss(logits[:, :1], truths, cfg.band_weight)
         if cfg.apex_weight > 0:
             loss = loss + cfg.apex_weight * apex_loss(logits[:, 1], apexes, cfg.apex_sigma_px)
         optimizer.zero_grad(set_to_none=True)

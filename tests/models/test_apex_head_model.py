@@ -45,3 +45,28 @@ def test_apex_head_checkpoint_round_trip(tmp_path: Path):
     with torch.no_grad():
         assert torch.equal(loaded(x), model(x))
     assert meta["model"]["apex_head"] is True
+
+
+@pytest.mark.parametrize(("arch", "encoder"), [("Unet", "mobilenet_v2"), ("FPN", "mobilenet_v2")])
+def test_the_fine_apex_correction_starts_at_zero_and_survives_a_checkpoint(
+    arch: str, encoder: str, tmp_path: Path
+):
+    """A fresh correction leaves the head's logits as they were (FPN's decoder ends at a
+    quarter of the input: the correction is resized); once trained it is saved and loaded."""
+    torch.manual_seed(0)
+    cfg = ModelConfig(arch=arch, encoder=encoder, apex_head=True, apex_fine=True)
+    model = create_model(cfg).eval()
+    x = torch.randn(1, 3, 64, 96)
+    with torch.no_grad():
+        out = model(x)
+        fine, model.apex_fine = model.apex_fine, None
+        assert torch.equal(model(x), out)
+        model.apex_fine = fine
+        torch.nn.init.normal_(model.apex_fine.weight)
+        trained = model(x)
+    assert not torch.equal(trained[:, 1], out[:, 1]) and torch.equal(trained[:, 0], out[:, 0])
+    side = {"model": cfg.model_dump(mode="json"), "input_size": [64, 96],
+            "normalization": {"mean": [0.5] * 3, "std": [0.5] * 3}, "threshold": 0.5}  # fmt: skip
+    loaded, _ = load_checkpoint(save_checkpoint(tmp_path / "m.safetensors", model, side))
+    with torch.no_grad():
+        assert torch.equal(loaded(x), trained)

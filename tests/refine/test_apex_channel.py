@@ -145,3 +145,24 @@ def test_a_refiner_trained_with_an_apex_channel_reads_apexes(frames: Path, tmp_p
     for apex in apexes:
         assert (apex is None) == (expected is None)
         assert apex is None or np.allclose(apex, expected)
+
+
+def test_an_apex_only_run_leaves_the_segmentation_as_it_was(frames: Path, tmp_path: Path):
+    """`apex_only`: after training, every segmentation weight and BatchNorm statistic is the
+    starting refiner's, and the apex channel has moved."""
+    model = {"arch": "Unet", "encoder": "tu-tf_mobilenetv3_small_100", "apex_head": True,
+             "apex_fine": True, "kwargs": {"decoder_channels": [64, 32, 16, 16, 16]}}  # fmt: skip
+    base = dict(train_data=frames, val_data=frames, crop_size=SIZE, batch_size=2,
+                warmup_steps=0, val_crops=10, checkpoint_every_s=1e9, out_dir=tmp_path,
+                mine_weights=None, model=model, apex_weight=0.1)  # fmt: skip
+    quiet = {"log": lambda _: None}
+    start = train_refiner(RefinerTrainConfig(name="s", init_weights=None, steps=1, **base), **quiet)
+    only = RefinerTrainConfig(name="o", init_weights=start.last, steps=3, lr=0.01, apex_only=True,
+                              **base)  # fmt: skip
+    after = train_refiner(only, **quiet)
+    (first, _), (second, _) = load_checkpoint(start.last), load_checkpoint(after.last)
+    before, now = first.state_dict(), second.state_dict()
+    moved = {k for k in before if not torch.equal(before[k], now[k])}
+    assert moved and all(k.startswith(("apex.", "apex_fine.")) for k in moved)
+    with pytest.raises(ValueError, match="apex_weight"):
+        RefinerTrainConfig(apex_only=True, model={"encoder": "mobilenet_v2", "apex_head": True})
