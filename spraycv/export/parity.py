@@ -29,6 +29,9 @@ class Tolerance:
     min_mask_iou: float = 0.999
     max_median_angle_diff: float | None = None  # degrees
     min_apex_kept: float = 0.99  # share of the reference's apex peaks the candidate keeps
+    # a refiner's apex channel: the median shift (crop px) of the apex read on it (0.4 px is
+    # what the edges give along the axis: docs/experiments.md, row 115)
+    max_median_channel_shift: float = 0.2
 
 
 TOLERANCES: dict[str, Tolerance] = {
@@ -60,6 +63,7 @@ class ParityReport:
     tolerance: Tolerance = field(default_factory=Tolerance)
     n_apexes: int = 0  # apex-head peaks of the reference (0 without an apex head)
     apexes_kept: int = 0  # of those, with a candidate peak within APEX_PARITY_PX
+    channel_shifts_px: tuple[float, ...] = ()  # a refiner's apex channel: reading shift per crop
 
     @property
     def failures(self) -> list[str]:
@@ -75,7 +79,16 @@ class ParityReport:
         kept = self.apexes_kept / self.n_apexes if self.n_apexes else 1.0
         if not kept >= tol.min_apex_kept:
             out.append(f"apex peaks kept {kept:.3f} < {tol.min_apex_kept:g}")
+        shift = self.median_channel_shift
+        if not shift <= tol.max_median_channel_shift:
+            limit = tol.max_median_channel_shift
+            out.append(f"apex channel shift median {shift:.3f} px > {limit:g} px")
         return out
+
+    @property
+    def median_channel_shift(self) -> float:
+        """Median shift (crop px) of the apex read on a refiner's apex channel (0 without)."""
+        return float(np.median(self.channel_shifts_px)) if self.channel_shifts_px else 0.0
 
     @property
     def ok(self) -> bool:
@@ -101,9 +114,15 @@ class ParityReport:
                     if self.n_apexes
                     else []
                 ),
+                *([self._channel_line()] if self.channel_shifts_px else []),
                 f"  {verdict}",
             ]
         )
+
+    def _channel_line(self) -> str:
+        shifts = self.channel_shifts_px
+        return (f"  apex channel shift  median {self.median_channel_shift:.3f} px, "
+                f"max {max(shifts):.3f} px over {len(shifts)} crops")  # fmt: skip
 
     def to_dict(self) -> dict[str, Any]:
         return {**asdict(self), "ok": self.ok, "failures": self.failures}
@@ -138,6 +157,15 @@ def parity_inputs(meta: dict, n: int, size: int, seed0: int = PARITY_SEED0) -> l
 
     wide = round(size * WIDE)
     return [render_sample(seed0 + i, wide if i % 2 else size, height=size).image for i in range(n)]
+
+
+def _channel_shifts(reference: np.ndarray, candidate: np.ndarray) -> list[float]:
+    """Per crop, how far (crop px) the apex read on the candidate's apex logits (N, H, W)
+    lies from the reference's (spraycv.refine.apex)."""
+    from spraycv.refine.apex import read_apex
+
+    return [float(np.hypot(*(read_apex(r)[0] - read_apex(c)[0])))
+            for r, c in zip(reference, candidate, strict=True)]  # fmt: skip
 
 
 def _angle_diffs(ref_masks: Sequence[np.ndarray], cand_masks: Sequence[np.ndarray]):
@@ -176,6 +204,7 @@ def compare_predictors(
     io = candidate.io  # the reference runs at any size the candidate's graph takes
     max_diff, inter, union, worst = 0.0, 0, 0, 1.0
     n_apexes = apexes_kept = 0
+    channel_shifts: list[float] = []
     ref_masks: list[np.ndarray] = []
     cand_masks: list[np.ndarray] = []
     chunks = [
@@ -195,6 +224,8 @@ def compare_predictors(
             worst = min(worst, i / u if u else 1.0)
             ref_masks.append(a)
             cand_masks.append(b)
+        if io.apex_threshold is None and ref_logits.shape[1] > 1:  # a refiner's apex channel
+            channel_shifts += _channel_shifts(ref_logits[:, 1], cand_logits[:, 1])
         ref_pts, cand_pts = apex_points(ref_logits, sizes, io), apex_points(cand_logits, sizes, io)
         for r, c in zip(ref_pts, cand_pts, strict=True):
             n_apexes += len(r)
@@ -216,4 +247,5 @@ def compare_predictors(
         tolerance=tolerance or Tolerance(),
         n_apexes=n_apexes,
         apexes_kept=apexes_kept,
+        channel_shifts_px=tuple(channel_shifts),
     )

@@ -36,6 +36,23 @@ def test_int8_parity_counts_the_apex_peaks_it_keeps(n_apexes: int, kept: int, ok
         assert report.failures == ["apex peaks kept 0.900 < 0.95"]
 
 
+@pytest.mark.parametrize(
+    ("shifts", "ok"),
+    [((), True), ((0.0, 0.1, 0.15, 2.0), True), ((0.1, 0.3, 0.4), False)],
+    ids=["no apex channel", "median 0.13 px, one far", "median 0.3 px"],
+)
+def test_a_refiners_apex_channel_must_read_the_same_apex(shifts: tuple, ok: bool):
+    """The apex read on a refiner's apex channel pins both sides: its median shift is held
+    to 0.2 crop px (a far one alone, a crop the channel is unsure of, does not fail it)."""
+    from dataclasses import replace
+
+    report = replace(_report("int8", 0, 0), channel_shifts_px=shifts)
+    assert report.ok is ok
+    assert ("apex channel shift" in report.summary()) is bool(shifts)
+    if not ok:
+        assert report.failures == ["apex channel shift median 0.300 px > 0.2 px"]
+
+
 def test_a_model_that_keeps_the_aspect_is_checked_on_wide_frames_too(tmp_path, tiny_checkpoint):
     """Every second parity frame is 16:9 for such a model; the comparison batches each shape
     apart, and a graph of one size (stretch) is compared on the frames it stretches."""
