@@ -29,15 +29,17 @@ class Tolerance:
     min_mask_iou: float = 0.999
     max_median_angle_diff: float | None = None  # degrees
     min_apex_kept: float = 0.99  # share of the reference's apex peaks the candidate keeps
-    # a refiner's apex channel: the median shift (crop px) of the apex read on it (0.4 px is
-    # what the edges give along the axis: docs/experiments.md, row 115)
-    max_median_channel_shift: float = 0.2
+    # a refiner's apex channel: the median shift (crop px) of the apex read on it
+    max_median_channel_shift: float = 0.05
 
 
+# INT8 moves the apex read on a refiner's apex channel by 0.15-0.21 crop px (median over 50
+# and 8 crops; more Convs in float do not bring it lower), a third to a half of the error of
+# the edges' own apex (0.44 px along the axis): 0.3 px bounds it (experiments row 115)
 TOLERANCES: dict[str, Tolerance] = {
     "fp32": Tolerance(1e-4, 0.999, None),
-    "fp16": Tolerance(None, 0.99, 0.3, 0.95),
-    "int8": Tolerance(None, 0.99, 0.3, 0.95),
+    "fp16": Tolerance(None, 0.99, 0.3, 0.95, 0.3),
+    "int8": Tolerance(None, 0.99, 0.3, 0.95, 0.3),
 }
 APEX_PARITY_PX = 8.0  # a candidate apex peak this close to the reference's keeps it
 

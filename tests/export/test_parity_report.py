@@ -38,19 +38,20 @@ def test_int8_parity_counts_the_apex_peaks_it_keeps(n_apexes: int, kept: int, ok
 
 @pytest.mark.parametrize(
     ("shifts", "ok"),
-    [((), True), ((0.0, 0.1, 0.15, 2.0), True), ((0.1, 0.3, 0.4), False)],
-    ids=["no apex channel", "median 0.13 px, one far", "median 0.3 px"],
+    [((), True), ((0.0, 0.2, 0.25, 2.0), True), ((0.1, 0.35, 0.4), False)],
+    ids=["no apex channel", "median 0.23 px, one far", "median 0.35 px"],
 )
 def test_a_refiners_apex_channel_must_read_the_same_apex(shifts: tuple, ok: bool):
-    """The apex read on a refiner's apex channel pins both sides: its median shift is held
-    to 0.2 crop px (a far one alone, a crop the channel is unsure of, does not fail it)."""
+    """The apex read on a refiner's apex channel pins both sides: under INT8 its median shift
+    is held to 0.3 crop px (a far one alone, a crop the channel is unsure of, does not fail
+    it)."""
     from dataclasses import replace
 
     report = replace(_report("int8", 0, 0), channel_shifts_px=shifts)
     assert report.ok is ok
     assert ("apex channel shift" in report.summary()) is bool(shifts)
     if not ok:
-        assert report.failures == ["apex channel shift median 0.300 px > 0.2 px"]
+        assert report.failures == ["apex channel shift median 0.350 px > 0.3 px"]
 
 
 def test_a_model_that_keeps_the_aspect_is_checked_on_wide_frames_too(tmp_path, tiny_checkpoint):
