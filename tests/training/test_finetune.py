@@ -17,6 +17,7 @@ from spraycv.cli.app import app
 from spraycv.config.finetune import FinetuneConfig
 from spraycv.config.loader import load_config
 from spraycv.config.render import RenderConfig
+from spraycv.config.train import ModelConfig
 from spraycv.data.sample import DataError, Sample
 from spraycv.formats import refiner_companion
 from spraycv.paths import default_checkpoint
@@ -163,7 +164,7 @@ def test_train_config_takes_model_and_input_from_the_checkpoint(tmp_path: Path):
     )
     meta = read_sidecar(SHIPPED)
     train_cfg = make_train_config(cfg, meta, n_train=20)
-    assert train_cfg.model.model_dump(mode="json") == meta["model"]
+    assert train_cfg.model == ModelConfig.model_validate(meta["model"])  # defaults filled in
     assert list(train_cfg.data.input_size) == meta["input_size"]
     assert train_cfg.optim == cfg.optim and train_cfg.threads == 1
     assert (train_cfg.epochs, train_cfg.max_train_images) == (2, 20)
