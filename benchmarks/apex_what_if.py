@@ -4,14 +4,16 @@
 The shipped pipeline reads each plume's sides on its canonical crop and fits them through
 the apex where the sides of the near-orifice band meet (`spraycv.refine.edges.side_lines`).
 Here the apex is taken from elsewhere, by mode:
-- `near`: the shipped fit (the baseline);
+- `near`: the shipped fit (the baseline; with the shipped refiner's apex channel, the mean
+  of the edges' apex and the channel's, experiments row 115);
 - `free`: each side fitted freely, the apex where they meet (the pipeline before row 66);
 - `true`: the true apex of the nearest nozzle (within 15 px of the crop's; else free);
 - `true+S`: that apex moved by Gaussian noise of S px per axis (seeded per frame);
 - `peak`: the nearest apex-head peak (within 15 px; else free);
 - `own`: the reading's apex before the crop was read.
 Every mode is read end to end on the same masks (benchmarks/pipeline_variants.py's replay).
-A what-if: the mode's fit replaces `spraycv.refine.stage.side_lines` for the run only.
+A what-if: the mode's fit replaces `spraycv.refine.stage.side_lines` for the run only (the
+apex channel's reading, which the stage passes on, is then ignored).
 
 Usage: python benchmarks/apex_what_if.py --data datasets/val_std --n 150 near free true peak
 """
@@ -40,12 +42,12 @@ NEAR_PX = 15.0  # an apex further than this from the crop's is not its nozzle's
 SHIPPED_SIDE_LINES = stage.side_lines
 
 
-def _free(prob, transform, band, apex_band=None):
+def _free(prob, transform, band, apex_band=None, *channel):
     return SHIPPED_SIDE_LINES(prob, transform, band, None)
 
 
 def _pinned_at(apex: np.ndarray) -> Callable:
-    def side_lines(prob, transform, band, apex_band=None):
+    def side_lines(prob, transform, band, apex_band=None, *channel):
         edges = crop_edges(prob, transform, band)
         return pinned_line(edges.left, apex), pinned_line(edges.right, apex)
 
@@ -60,7 +62,7 @@ def apex_source(mode: str, truth: np.ndarray, peaks: np.ndarray, frame: int) -> 
     if mode in FIXED_MODES:
         return FIXED_MODES[mode]
     if mode == "own":
-        return lambda prob, t, band, apex_band=None: _pinned_at(crop_apex(prob.shape, t))(
+        return lambda prob, t, band, apex_band=None, *channel: _pinned_at(crop_apex(prob.shape, t))(
             prob, t, band
         )
     name, _, sigma = mode.partition("+")
@@ -68,7 +70,7 @@ def apex_source(mode: str, truth: np.ndarray, peaks: np.ndarray, frame: int) -> 
     rng = np.random.default_rng(frame)
     noise = rng.normal(0.0, float(sigma or 0.0), ref.shape)  # one draw per apex and frame
 
-    def side_lines(prob, transform, band, apex_band=None):
+    def side_lines(prob, transform, band, apex_band=None, *channel):
         own = crop_apex(prob.shape, transform)
         dist = np.hypot(*(ref - own).T) if len(ref) else np.inf
         k = int(np.argmin(dist)) if len(ref) else -1
