@@ -36,8 +36,10 @@ def _crop(apex_shift: tuple[float, float]):
 )
 def test_each_mode_pins_at_its_apex(mode, shift, pinned_at):
     prob, transform = _crop(shift)
+    # called as the refine stage calls side_lines: with the apex channel's reading and source
+    channel = np.add(SPEC.apex, (5.0, 5.0))
     lines = what_if.apex_source(mode, ELSEWHERE[None, :], np.zeros((0, 2)), frame=0)(
-        prob, transform, READ_BAND
+        prob, transform, READ_BAND, (0.0, 0.25), channel, "mean"
     )
     if pinned_at is None:
         free = side_lines(prob, transform, READ_BAND, None)
