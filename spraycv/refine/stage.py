@@ -59,7 +59,8 @@ def crop_support(
     return wedge_support(prob, core)
 
 
-def _sigmoid(x: np.ndarray) -> np.ndarray:
+def sigmoid(x: np.ndarray) -> np.ndarray:
+    """Probabilities of logits, clipped so that no exp overflows."""
     return 1.0 / (1.0 + np.exp(-np.clip(x, -30, 30)))
 
 
@@ -106,9 +107,9 @@ class Refiner:
         n = len(crops)
         mirrored = [c[:, ::-1] for c in crops] if self.flip else []
         logits = self.predictor.infer(preprocess([*crops, *mirrored], self.predictor.io))
-        probs = _sigmoid(logits[:n, 0])
+        probs = sigmoid(logits[:n, 0])
         if self.flip:
-            probs = 0.5 * (probs + _sigmoid(logits[n:, 0, :, ::-1]))
+            probs = 0.5 * (probs + sigmoid(logits[n:, 0, :, ::-1]))
         apexes = [channel_apex(logits[k, 1], transforms[k]) if logits.shape[1] > 1 else None
                   for k in range(n)]  # fmt: skip
         return probs, transforms, apexes

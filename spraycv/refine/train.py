@@ -30,7 +30,7 @@ from spraycv.refine.negatives import (
     save_negatives,
 )
 from spraycv.refine.pose import CropPose, crop_row, to_crop, to_image
-from spraycv.refine.stage import crop_support
+from spraycv.refine.stage import crop_support, sigmoid
 from spraycv.runtime.processing import ModelIO, preprocess
 from spraycv.training.checkpoint import load_checkpoint, save_checkpoint
 
@@ -251,7 +251,7 @@ class CropValidation:
 
     def model_errors(self, logits: np.ndarray) -> np.ndarray:
         """`errors` of the spray channel of `logits` (N, C, S, S)."""
-        return self.errors(list(1.0 / (1.0 + np.exp(-logits[:, 0]))))
+        return self.errors(list(sigmoid(logits[:, 0])))
 
     def apex_errors(self, logits: np.ndarray) -> dict[str, float]:
         """Median distance (image px) along the axis from the true apex: of the apex where the
@@ -260,7 +260,7 @@ class CropValidation:
         near, axial, dist = [], [], []
         for (target, _), (_, _, transform), out in zip(self.items, self.crops, logits, strict=True):
             truth, axis = np.asarray(target.apex), np.asarray(target.axis)
-            met = near_apex(1.0 / (1.0 + np.exp(-out[0])), transform)
+            met = near_apex(sigmoid(out[0]), transform)
             near.append(abs(float((met - truth) @ axis)) if met is not None else np.nan)
             if out.shape[0] > 1:
                 read = to_image(read_apex(out[1])[0][None], transform)[0]
