@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from pydantic import Field, model_validator
+from pydantic import Field, field_validator, model_validator
 
 from spraycv.config.base import StrictModel
 from spraycv.config.train import ModelConfig
@@ -34,7 +34,9 @@ class RefinerTrainConfig(StrictModel):
     """One refiner training run: rendered data in, runs/NAME/{last,best}.safetensors out."""
 
     name: str = "refiner"
-    train_data: Path = Path("datasets/train")
+    # one rendered set or several (their crops mixed, as a set of far views beside the
+    # standard one); `max_train_images` frames of each
+    train_data: list[Path] = Field(default_factory=lambda: [Path("datasets/train")], min_length=1)
     val_data: Path = Path("datasets/val")
     # start from a trained full-frame model (its segmentation weights): fine-tuning, not
     # training from scratch; None builds `model` fresh
@@ -81,6 +83,11 @@ class RefinerTrainConfig(StrictModel):
     # train the apex channel alone: the segmentation's weights and BatchNorm statistics stay
     # those of `init_weights`, so its masks (and every reading from the edges) do not move
     apex_only: bool = False
+
+    @field_validator("train_data", mode="before")
+    @classmethod
+    def _one_or_more(cls, value):
+        return [value] if isinstance(value, str | Path) else value
 
     @model_validator(mode="after")
     def _apex_channel(self) -> RefinerTrainConfig:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -37,20 +38,26 @@ class Target:
 class CropSource:
     """The frames of a rendered dataset in memory and the nozzles a refiner can learn from."""
 
-    def __init__(self, root: Path, limit: int | None = None):
-        root = Path(root)
-        records = [json.loads(x) for x in (root / "labels.jsonl").read_text().splitlines() if x]
+    def __init__(self, roots: Path | Sequence[Path], limit: int | None = None):
+        """The frames of one rendered set (`roots` a path) or of several, `limit` of each."""
+        roots = [Path(roots)] if isinstance(roots, str | Path) else [Path(r) for r in roots]
         self.images: list[np.ndarray] = []
         self.instances: list[np.ndarray] = []
         self.targets: list[Target] = []
-        self.records = records[:limit]
-        for record in self.records:
-            frame = len(self.images)
-            self.images.append(cv2.imread(str(root / record["image"]), cv2.IMREAD_COLOR))
-            self.instances.append(cv2.imread(str(root / record["instances"]), cv2.IMREAD_UNCHANGED))
-            self.targets += [t for nz in record["nozzles"] if (t := _target(frame, nz))]
+        self.records: list[dict] = []
+        for root in roots:
+            lines = (root / "labels.jsonl").read_text().splitlines()
+            for record in [json.loads(x) for x in lines if x][:limit]:
+                frame = len(self.images)
+                self.records.append(record)
+                self.images.append(cv2.imread(str(root / record["image"]), cv2.IMREAD_COLOR))
+                self.instances.append(
+                    cv2.imread(str(root / record["instances"]), cv2.IMREAD_UNCHANGED)
+                )
+                self.targets += [t for nz in record["nozzles"] if (t := _target(frame, nz))]
         if not self.targets:
-            raise ValueError(f"{root}: no visible nozzle with a cone angle to learn from")
+            names = ", ".join(str(r) for r in roots)
+            raise ValueError(f"{names}: no visible nozzle with a cone angle to learn from")
         # frames in which nothing sprays: any pose on them is a crop without a plume
         self.empty_frames = [i for i, inst in enumerate(self.instances) if not inst.any()]
 

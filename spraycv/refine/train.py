@@ -98,7 +98,8 @@ class Negatives:
         self.val = [n for n in mined if not n.frame % self.VAL_EVERY]
         self.empty_frames = [f for f in source.empty_frames if f % self.VAL_EVERY]
         if not (self.train or self.empty_frames):
-            raise ValueError(f"{cfg.train_data}: no false reading and no frame without spray")
+            sets = ", ".join(map(str, cfg.train_data))
+            raise ValueError(f"{sets}: no false reading and no frame without spray")
 
     def draw(
         self,

@@ -106,3 +106,26 @@ def test_blurred_batches_are_smoother(frames: Path):
         assert images.shape == (24, 3, 64, 64) and truths.shape == (24, 1, 64, 64)
         detail[frac] = _detail(images)
     assert detail[1.0] < 0.8 * detail[0.0]
+
+
+def test_several_training_sets_are_read_as_one_each_to_its_limit(frames: Path, tmp_path: Path):
+    from spraycv.data.synth import write_dataset
+
+    far = tmp_path / "far"
+    write_dataset(far, 3, size=192, seed=8, workers=1, progress=False)
+    one, other = CropSource(frames), CropSource(far)
+    both = CropSource([frames, far], limit=4)
+    assert len(both.images) == 4 + 3 and both.images[4].shape[:2] == (192, 192)
+    expected = [t for t in one.targets if t.frame < 4]
+    assert both.targets[: len(expected)] == expected
+    # the second set's nozzles point at its own frames, after the first set's
+    moved = [(t.frame + 4, t.instance, t.apex) for t in other.targets]
+    assert [(t.frame, t.instance, t.apex) for t in both.targets[len(expected) :]] == moved
+    cfg = RefinerTrainConfig(train_data=[frames, far])
+    assert cfg.train_data == [frames, far]
+    assert RefinerTrainConfig(train_data=str(frames)).train_data == [frames]
+
+
+def test_an_empty_list_of_training_sets_is_refused():
+    with pytest.raises(ValueError, match="train_data"):
+        RefinerTrainConfig(train_data=[])
