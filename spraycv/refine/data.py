@@ -45,6 +45,7 @@ class CropSource:
         self.instances: list[np.ndarray] = []
         self.targets: list[Target] = []
         self.records: list[dict] = []
+        self.name = ", ".join(str(r) for r in roots)  # for messages
         for root in roots:
             lines = (root / "labels.jsonl").read_text().splitlines()
             for record in [json.loads(x) for x in lines if x][:limit]:
@@ -56,8 +57,7 @@ class CropSource:
                 )
                 self.targets += [t for nz in record["nozzles"] if (t := _target(frame, nz))]
         if not self.targets:
-            names = ", ".join(str(r) for r in roots)
-            raise ValueError(f"{names}: no visible nozzle with a cone angle to learn from")
+            raise ValueError(f"{self.name}: no visible nozzle with a cone angle to learn from")
         # frames in which nothing sprays: any pose on them is a crop without a plume
         self.empty_frames = [i for i, inst in enumerate(self.instances) if not inst.any()]
 

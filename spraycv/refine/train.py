@@ -98,8 +98,7 @@ class Negatives:
         self.val = [n for n in mined if not n.frame % self.VAL_EVERY]
         self.empty_frames = [f for f in source.empty_frames if f % self.VAL_EVERY]
         if not (self.train or self.empty_frames):
-            sets = ", ".join(map(str, cfg.train_data))
-            raise ValueError(f"{sets}: no false reading and no frame without spray")
+            raise ValueError(f"{source.name}: no false reading and no frame without spray")
 
     def draw(
         self,

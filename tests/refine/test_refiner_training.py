@@ -129,3 +129,12 @@ def test_several_training_sets_are_read_as_one_each_to_its_limit(frames: Path, t
 def test_an_empty_list_of_training_sets_is_refused():
     with pytest.raises(ValueError, match="train_data"):
         RefinerTrainConfig(train_data=[])
+
+
+def test_sets_without_a_nozzle_are_refused_by_name(frames: Path, tmp_path: Path):
+    record = json.loads((frames / "labels.jsonl").read_text().splitlines()[0])
+    bare = {**record, "image": str(frames / record["image"]),
+            "instances": str(frames / record["instances"]), "nozzles": []}  # fmt: skip
+    (tmp_path / "labels.jsonl").write_text(json.dumps(bare) + "\n")
+    with pytest.raises(ValueError, match=f"^{tmp_path}, {tmp_path}: no visible nozzle"):
+        CropSource([tmp_path, tmp_path])
