@@ -83,6 +83,9 @@ class RefinerTrainConfig(StrictModel):
     # train the apex channel alone: the segmentation's weights and BatchNorm statistics stay
     # those of `init_weights`, so its masks (and every reading from the edges) do not move
     apex_only: bool = False
+    # train all but the segmentation's encoder (weights and BatchNorm statistics): a new look
+    # learnt by the decoder, with less drift of the looks the encoder already reads well
+    freeze_encoder: bool = False
 
     @field_validator("train_data", mode="before")
     @classmethod

@@ -61,21 +61,27 @@ def initial_model(cfg: RefinerTrainConfig) -> tuple[nn.Module, ModelIO]:
     return model, ModelIO((cfg.crop_size, cfg.crop_size), mean, std, 0.5, exposure=exposure)
 
 
+def frozen_modules(model: nn.Module, cfg: RefinerTrainConfig) -> list[nn.Module]:
+    """What a run keeps as `init_weights` left it: the whole segmentation with `apex_only`,
+    its encoder with `freeze_encoder`, else nothing."""
+    if cfg.apex_only:
+        return [model.net]
+    return [model.net.encoder] if cfg.freeze_encoder else []
+
+
 def trained_parameters(model: nn.Module, cfg: RefinerTrainConfig) -> list[nn.Parameter]:
-    """The parameters a run trains: all of them, or with `apex_only` the apex channel's
-    alone (the segmentation's are frozen)."""
-    if not cfg.apex_only:
-        return list(model.parameters())
-    model.net.requires_grad_(False)
-    return [p for name, p in model.named_parameters() if not name.startswith("net.")]
+    """The parameters a run trains: all but those of its frozen modules."""
+    for module in frozen_modules(model, cfg):
+        module.requires_grad_(False)
+    return [p for p in model.parameters() if p.requires_grad]
 
 
 def train_mode(model: nn.Module, cfg: RefinerTrainConfig) -> None:
-    """Training mode, but with `apex_only` the segmentation stays in eval mode: its
-    BatchNorm statistics are not updated either."""
+    """Training mode, but the frozen modules stay in eval mode: their BatchNorm statistics
+    are not updated either."""
     model.train()
-    if cfg.apex_only:
-        model.net.eval()
+    for module in frozen_modules(model, cfg):
+        module.eval()
 
 
 def _photometric(crop: np.ndarray, rng: np.random.Generator) -> np.ndarray:

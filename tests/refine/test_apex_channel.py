@@ -147,9 +147,16 @@ def test_a_refiner_trained_with_an_apex_channel_reads_apexes(frames: Path, tmp_p
         assert apex is None or np.allclose(apex, expected)
 
 
-def test_an_apex_only_run_leaves_the_segmentation_as_it_was(frames: Path, tmp_path: Path):
-    """`apex_only`: after training, every segmentation weight and BatchNorm statistic is the
-    starting refiner's, and the apex channel has moved."""
+FROZEN_RUNS = [  # (the run's flag, the prefixes of every weight or statistic it may move)
+    ({"apex_only": True}, ("apex.", "apex_fine.")),
+    ({"freeze_encoder": True}, ("apex.", "apex_fine.", "net.decoder.", "net.segmentation_head.")),
+]
+
+
+@pytest.mark.parametrize(("flag", "movable"), FROZEN_RUNS)
+def test_a_run_leaves_its_frozen_modules_as_they_were(frames: Path, tmp_path: Path, flag, movable):
+    """`apex_only` / `freeze_encoder`: after training, every frozen weight and BatchNorm
+    statistic is the starting refiner's, and the rest has moved."""
     model = {"arch": "Unet", "encoder": "tu-tf_mobilenetv3_small_100", "apex_head": True,
              "apex_fine": True, "kwargs": {"decoder_channels": [64, 32, 16, 16, 16]}}  # fmt: skip
     base = dict(train_data=frames, val_data=frames, crop_size=SIZE, batch_size=2,
@@ -157,12 +164,15 @@ def test_an_apex_only_run_leaves_the_segmentation_as_it_was(frames: Path, tmp_pa
                 mine_weights=None, model=model, apex_weight=0.1)  # fmt: skip
     quiet = {"log": lambda _: None}
     start = train_refiner(RefinerTrainConfig(name="s", init_weights=None, steps=1, **base), **quiet)
-    only = RefinerTrainConfig(name="o", init_weights=start.last, steps=3, lr=0.01, apex_only=True,
-                              **base)  # fmt: skip
-    after = train_refiner(only, **quiet)
+    run = RefinerTrainConfig(name="o", init_weights=start.last, steps=3, lr=0.01, **flag, **base)
+    after = train_refiner(run, **quiet)
     (first, _), (second, _) = load_checkpoint(start.last), load_checkpoint(after.last)
     before, now = first.state_dict(), second.state_dict()
     moved = {k for k in before if not torch.equal(before[k], now[k])}
-    assert moved and all(k.startswith(("apex.", "apex_fine.")) for k in moved)
+    assert moved and all(k.startswith(movable) for k in moved)
+    assert all(any(k.startswith(prefix) for k in moved) for prefix in movable)  # all trained
+
+
+def test_an_apex_only_run_needs_an_apex_loss():
     with pytest.raises(ValueError, match="apex_weight"):
         RefinerTrainConfig(apex_only=True, model={"encoder": "mobilenet_v2", "apex_head": True})
