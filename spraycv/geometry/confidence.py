@@ -20,6 +20,7 @@ import cv2
 import numpy as np
 
 from spraycv.config.geometry import GeometryConfig
+from spraycv.geometry.linefit import intersect
 from spraycv.geometry.tuning import TUNING
 from spraycv.geometry.types import ConeMeasurement, QualityFlag
 
@@ -38,6 +39,7 @@ class Evidence:
     widest_half_angle_deg: float  # a side at 90 deg or more from the axis points back
     narrowest_half_angle_deg: float  # below 0: a side on the other side of the axis
     crop_support: float = NAN  # the refiner's spray probability on the plume's core
+    sides_meet_frac: float = NAN  # apex to where the two lines meet, over L (inf: parallel)
 
 
 GRAY_WEIGHTS = np.array([0.114, 0.587, 0.299])  # B, G, R: cv2.COLOR_BGR2GRAY's
@@ -122,6 +124,21 @@ def widening(m: ConeMeasurement) -> float:
     return float(slope / expected) if expected > 1e-6 else NAN
 
 
+def sides_meet_frac(m: ConeMeasurement) -> float:
+    """How far from the reported apex the two boundary lines meet, as a share of L: 0 for
+    a consistent reading; the refiner keeps the coarse apex where its sides meet too far
+    from it (spraycv.refine.stage.refined), and those sides then bound some other wedge
+    (inf: parallel lines; NaN: no lines)."""
+    if m.left_line is None or m.right_line is None or not m.length_px > 0:
+        return NAN
+    left, right = m.left_line, m.right_line
+    meet = intersect(np.asarray(left.point, float), np.asarray(left.direction, float),
+                     np.asarray(right.point, float), np.asarray(right.direction, float))  # fmt: skip
+    if meet is None:
+        return math.inf
+    return float(np.hypot(*(meet - np.asarray(m.apex, float)))) / m.length_px
+
+
 def gather(
     m: ConeMeasurement,
     shape: tuple[int, int],
@@ -148,6 +165,7 @@ def gather(
         widest_half_angle_deg=max(m.half_angle_left_deg, m.half_angle_right_deg),
         narrowest_half_angle_deg=min(m.half_angle_left_deg, m.half_angle_right_deg),
         crop_support=crop_support,
+        sides_meet_frac=sides_meet_frac(m),
     )
 
 
@@ -187,6 +205,9 @@ def scores(evidence: Evidence, length_px: float, cfg: GeometryConfig) -> dict[st
         "side_across_axis": (
             1.0 if evidence.narrowest_half_angle_deg > -TUNING.across_axis_deg else 0.0
         ),
+        # the lines meet elsewhere than at the apex: the angle between them is not the
+        # plume's (a refined crop whose sides disagree with its apex: experiments row 120)
+        "sides_miss_apex": 0.0 if evidence.sides_meet_frac > TUNING.sides_meet_frac else 1.0,
         "no_spray_in_crop": _ramp(
             evidence.crop_support, TUNING.crop_support_none, TUNING.crop_support_clear
         ),

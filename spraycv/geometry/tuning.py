@@ -103,6 +103,8 @@ class Tuning:
     failing_score: float = 0.5  # a piece of evidence scoring below this is a reason
     across_axis_deg: float = 5.0  # a side this far on the other side of the axis: no wedge
     # about it (an axis off by a few degrees puts a narrow plume's side just across)
+    sides_meet_frac: float = 0.05  # lines meeting further than this share of L from the apex
+    # (every consistent reading's meet at it to rounding; the refiner's own fall-back is 0.25)
 
     # -- matching measurements to ground truth (matching: the benchmark and evaluation) ------
     match_min_px: float = 10.0  # apex distance always accepted

@@ -68,6 +68,12 @@ def _side_across(m, image, apexes):
     return across, image, apexes
 
 
+def _sides_miss(m, image, apexes):
+    # the apex kept where the lines do not meet (a refined crop's sides against a coarse apex)
+    apex = (m.apex[0], m.apex[1] + 0.3 * m.length_px)
+    return dataclasses.replace(m, apex=apex), image, np.array([apex])
+
+
 CASES = [
     (_poor_fit, "poor_fit"),
     (_outside, "apex_outside_image"),
@@ -77,6 +83,7 @@ CASES = [
     (_stripe, "does_not_widen"),
     (_side_behind, "side_behind_apex"),
     (_side_across, "side_across_axis"),
+    (_sides_miss, "sides_miss_apex"),
 ]
 
 
