@@ -131,9 +131,11 @@ def sides_meet_frac(m: ConeMeasurement) -> float:
     (inf: parallel lines; NaN: no lines)."""
     if m.left_line is None or m.right_line is None or not m.length_px > 0:
         return NAN
-    left, right = m.left_line, m.right_line
-    meet = intersect(np.asarray(left.point, float), np.asarray(left.direction, float),
-                     np.asarray(right.point, float), np.asarray(right.direction, float))  # fmt: skip
+    (p1, d1), (p2, d2) = (
+        (np.asarray(line.point, float), np.asarray(line.direction, float))
+        for line in (m.left_line, m.right_line)
+    )
+    meet = intersect(p1, d1, p2, d2)
     if meet is None:
         return math.inf
     return float(np.hypot(*(meet - np.asarray(m.apex, float)))) / m.length_px
