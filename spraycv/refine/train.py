@@ -22,6 +22,7 @@ from spraycv.refine.apex import read_apex
 from spraycv.refine.blur import random_kernel
 from spraycv.refine.data import CropSource, Target, jittered_pose
 from spraycv.refine.edges import READ_BAND, near_apex, side_lines
+from spraycv.refine.frozen import train_mode, trained_parameters
 from spraycv.refine.negatives import (
     as_target,
     load_negatives,
@@ -59,29 +60,6 @@ def initial_model(cfg: RefinerTrainConfig) -> tuple[nn.Module, ModelIO]:
         exposure = Exposure(**norm.get("exposure", {}))
     exposure = cfg.exposure or exposure
     return model, ModelIO((cfg.crop_size, cfg.crop_size), mean, std, 0.5, exposure=exposure)
-
-
-def frozen_modules(model: nn.Module, cfg: RefinerTrainConfig) -> list[nn.Module]:
-    """What a run keeps as `init_weights` left it: the whole segmentation with `apex_only`,
-    its encoder with `freeze_encoder`, else nothing."""
-    if cfg.apex_only:
-        return [model.net]
-    return [model.net.encoder] if cfg.freeze_encoder else []
-
-
-def trained_parameters(model: nn.Module, cfg: RefinerTrainConfig) -> list[nn.Parameter]:
-    """The parameters a run trains: all but those of its frozen modules."""
-    for module in frozen_modules(model, cfg):
-        module.requires_grad_(False)
-    return [p for p in model.parameters() if p.requires_grad]
-
-
-def train_mode(model: nn.Module, cfg: RefinerTrainConfig) -> None:
-    """Training mode, but the frozen modules stay in eval mode: their BatchNorm statistics
-    are not updated either."""
-    model.train()
-    for module in frozen_modules(model, cfg):
-        module.eval()
 
 
 def _photometric(crop: np.ndarray, rng: np.random.Generator) -> np.ndarray:
