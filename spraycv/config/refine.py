@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from pydantic import Field, field_validator, model_validator
+from pydantic import Field, model_validator
 
-from spraycv.config.base import StrictModel
+from spraycv.config.base import DataFolders, StrictModel
 from spraycv.config.train import ModelConfig
 from spraycv.io.exposure import Exposure
 
@@ -36,7 +36,7 @@ class RefinerTrainConfig(StrictModel):
     name: str = "refiner"
     # one rendered set or several (their crops mixed, as a set of far views beside the
     # standard one); `max_train_images` frames of each
-    train_data: list[Path] = Field(default_factory=lambda: [Path("datasets/train")], min_length=1)
+    train_data: DataFolders = Field(default_factory=lambda: [Path("datasets/train")])
     val_data: Path = Path("datasets/val")
     # start from a trained full-frame model (its segmentation weights): fine-tuning, not
     # training from scratch; None builds `model` fresh
@@ -86,11 +86,6 @@ class RefinerTrainConfig(StrictModel):
     # train all but the segmentation's encoder (weights and BatchNorm statistics): a new look
     # learnt by the decoder, with less drift of the looks the encoder already reads well
     freeze_encoder: bool = False
-
-    @field_validator("train_data", mode="before")
-    @classmethod
-    def _one_or_more(cls, value):
-        return [value] if isinstance(value, str | Path) else value
 
     @model_validator(mode="after")
     def _apex_channel(self) -> RefinerTrainConfig:

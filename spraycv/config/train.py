@@ -8,7 +8,7 @@ from typing import Any, Literal
 from pydantic import Field, field_validator, model_validator
 
 from spraycv.config.architectures import get_architecture
-from spraycv.config.base import StrictModel
+from spraycv.config.base import DataFolders, StrictModel
 from spraycv.config.data import DataConfig
 
 Precision = Literal["32", "16-mixed", "bf16-mixed"]
@@ -70,7 +70,7 @@ class TrainConfig(StrictModel):
     """Everything one training run needs; YAML files under configs/ override these defaults."""
 
     name: str = "unet_mobilenet_v2"
-    train_data: Path = Path("datasets/train")
+    train_data: DataFolders = Field(default_factory=lambda: [Path("datasets/train")])
     val_data: Path | None = None  # None: split off train_data by data.split_fractions
     data: DataConfig = Field(default_factory=DataConfig)
     model: ModelConfig = Field(default_factory=ModelConfig)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import math
 import random
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 import torch
@@ -22,16 +22,26 @@ class Splits:
     val: list[Sample]
 
 
+def training_samples(cfg: TrainConfig) -> list[Sample]:
+    """The samples of every folder of `train_data`, read as one set: with several folders
+    each id is qualified by its folder (rendered sets all number their frames from 000000,
+    and the split needs ids unique)."""
+    if len(cfg.train_data) == 1:
+        return load_samples(cfg.train_data[0])
+    return [replace(s, id=f"{folder}/{s.id}") for folder in cfg.train_data
+            for s in load_samples(folder)]  # fmt: skip
+
+
 def make_splits(cfg: TrainConfig) -> Splits:
-    """Training and validation samples: a separate val folder, or a seeded split of one folder."""
-    samples = load_samples(cfg.train_data)
+    """Training and validation samples: a separate val folder, or a seeded split of the
+    training folders' samples (every folder of `train_data`, read as one set)."""
+    samples = training_samples(cfg)
     if cfg.val_data is not None:
         return Splits(samples, load_samples(cfg.val_data))
     train, val, _ = split_samples(samples, cfg.data.split_fractions, seed=cfg.data.split_seed)
     if not val:
-        raise DataError(
-            f"{cfg.train_data}: too few samples ({len(samples)}) to split off validation"
-        )
+        folders = ", ".join(map(str, cfg.train_data))
+        raise DataError(f"{folders}: too few samples ({len(samples)}) to split off validation")
     return Splits(train, val)
 
 

@@ -58,3 +58,32 @@ def test_shipped_configs_validate(path: Path):
 def test_every_shipped_refiner_config_is_valid(path: Path):
     cfg = load_config(RefinerTrainConfig, path)
     assert cfg.name and cfg.crop_size % 32 == 0
+
+
+def test_several_training_folders_are_read_as_one_set(
+    wedge_data: Path, wedge_data_128: Path, tmp_path: Path
+):
+    """`train_data` takes one folder or several; their samples are split as one set, and a
+    set too small to split names every folder."""
+    import shutil
+
+    from spraycv.data.sample import DataError
+    from spraycv.training.data import make_splits, training_samples
+
+    assert TrainConfig(train_data=str(wedge_data)).train_data == [wedge_data]
+    cfg = TrainConfig(train_data=[wedge_data, wedge_data_128])
+    samples = training_samples(cfg)
+    assert {s.image_path.parent.parent for s in samples} == {wedge_data, wedge_data_128}
+    assert len({s.id for s in samples}) == 24 + 16  # unique, though both number from 0000
+    split = make_splits(cfg)  # a seeded split of the 40 (its test share left out)
+    assert {s.id for s in split.train}.isdisjoint(s.id for s in split.val)
+    assert {s.image_path.parent.parent for s in split.train} == {wedge_data, wedge_data_128}
+    tiny = [tmp_path / "c", tmp_path / "d"]
+    for folder in tiny:
+        for part in ("images", "masks"):
+            (folder / part).mkdir(parents=True)
+            shutil.copy(wedge_data / part / "0000.png", folder / part / "0000.png")
+    with pytest.raises(DataError, match=f"^{tiny[0]}, {tiny[1]}: too few samples"):
+        make_splits(TrainConfig(train_data=tiny))
+    with pytest.raises(ValueError, match="at least 1"):
+        TrainConfig(train_data=[])
