@@ -28,6 +28,9 @@ def apex_head(
     keep_head: bool | None = typer.Option(
         None, help="Fine-tune the model's own head, not a fresh one." + _default("keep_head")
     ),
+    teacher: Path | None = typer.Option(
+        None, help="Learn this model's apex heat instead of the rendered apexes."
+    ),
     threshold: float | None = typer.Option(None, help="Peak threshold." + _default("threshold")),
     threads: int | None = typer.Option(None, help="CPU threads."),
     device: str | None = typer.Option(None, help="cpu | cuda." + _default("device")),

@@ -26,6 +26,10 @@ class ApexHeadConfig(StrictModel):
     # Fine-tune the checkpoint's own head instead of a fresh one (take a lower lr): the
     # geometry's apex prior was tuned on the shipped head's peaks (experiments row 81).
     keep_head: bool = False
+    # Hold the head to this model's apex heat instead of the renderer's apexes: a new network
+    # whose head should mark the nozzles the shipped head marks, at the heat the geometry's
+    # apex prior was tuned on (experiments row 126). It must read inputs as the model does.
+    teacher: Path | None = None
     weight_decay: float = Field(1e-4, ge=0)
     sigma_cells: float = Field(1.5, gt=0)  # Gaussian target width, in heatmap cells (4 px)
     threshold: float = Field(0.2, gt=0, lt=1)  # a peak above this is a likely apex

@@ -4,6 +4,7 @@ The segmentation network is frozen, so its decoder features are computed once pe
 (and its mirror) and the head, a few thousand parameters, trains on them in minutes on a
 CPU. Targets are Gaussians at the renderer's nozzle apexes on the head's 1/4 grid; the loss
 is CenterNet's penalty-reduced focal loss, which suits one positive cell among thousands.
+With a teacher, the targets are instead the teacher head's heat on the same views.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from typing import Any
 
 import numpy as np
 import torch
+import torch.nn.functional as F
 from torch import nn
 from tqdm import tqdm
 
@@ -29,6 +31,20 @@ from spraycv.runtime.processing import ModelIO, apex_points, preprocess
 from spraycv.training.checkpoint import load_checkpoint, save_checkpoint
 
 Points = list[tuple[float, float]]
+
+TEACHER_PEAK_WEIGHT = 20.0  # a cell's weight is 1 + this x the teacher's probability there:
+# the peaks decide which apexes the geometry sees, not the flat background around them
+
+
+@dataclass(frozen=True)
+class HeadViews:
+    """What a head trains on, per view (an image or its mirror): the frozen decoder features
+    (M, C, h, w) float16, the apexes in heatmap cells, and with a teacher its head's logits
+    (M, 1, h, w) float16 on the same view (None without one)."""
+
+    feats: torch.Tensor
+    points: list[Points]
+    teacher_heat: torch.Tensor | None = None
 
 
 @dataclass(frozen=True)
@@ -83,17 +99,25 @@ def focal_loss(logits: torch.Tensor, target: torch.Tensor) -> torch.Tensor:
     return (pos_term.sum() + neg_term.sum()) / pos.sum().clamp(min=1.0)
 
 
+def teacher_loss(logits: torch.Tensor, teacher_logits: torch.Tensor) -> torch.Tensor:
+    """BCE against the teacher's probabilities, weighted towards its peaks."""
+    target = torch.sigmoid(teacher_logits.float())
+    weight = 1.0 + TEACHER_PEAK_WEIGHT * target
+    return F.binary_cross_entropy_with_logits(logits.float(), target, weight=weight)
+
+
 def view_features(
     model: WithApexHead,
     views: Iterable[tuple[np.ndarray, Points]],
     io: ModelIO,
     flip: bool = True,
     device: str | torch.device = "cpu",
-) -> tuple[torch.Tensor, list[Points]]:
-    """Frozen decoder features (M, C, h/4, w/4) float16 of each (image, apexes in image
-    pixels) view, and its mirror with `flip`, with each one's apexes in heatmap cells."""
+    teacher: WithApexHead | None = None,
+) -> HeadViews:
+    """Frozen decoder features of each (image, apexes in image pixels) view, and of its
+    mirror with `flip`, with each one's apexes in heatmap cells and the teacher's heat."""
     h, w = io.input_size
-    feats, points = [], []
+    feats, points, heat = [], [], []
     for image, apexes in views:
         sy, sx = h / image.shape[0] / APEX_STRIDE, w / image.shape[1] / APEX_STRIDE
         pts = [(x * sx, y * sy) for x, y in apexes]
@@ -104,11 +128,13 @@ def view_features(
             x = torch.from_numpy(preprocess([view], io)).to(device)
             with torch.no_grad():
                 _, f = model.features(x)
+                if teacher is not None:
+                    heat.append(teacher.apex(teacher.features(x)[1]).half().cpu())
             feats.append(f.half().cpu())
             points.append(view_pts)
     if not feats:
         raise ValueError("no images to compute apex-head features on")
-    return torch.cat(feats), points
+    return HeadViews(torch.cat(feats), points, torch.cat(heat) if heat else None)
 
 
 def _record_views(
@@ -121,14 +147,23 @@ def _record_views(
 
 def fit_head(
     head: nn.Module,
-    feats: torch.Tensor,
-    points: list[Points],
+    views: HeadViews,
     cfg: ApexHeadConfig,
     log: Callable[[str], None] = print,
 ) -> None:
-    """Train `head` in place on features (M, C, h, w) against Gaussian targets at `points`
-    (cells): AdamW with a one-cycle rate, `cfg.epochs` passes, the focal loss."""
-    targets = heatmap_targets(points, (feats.shape[2], feats.shape[3]), cfg.sigma_cells)
+    """Train `head` in place on the views' features: against the teacher's heat where there
+    is one (`teacher_loss`), else against Gaussian targets at the apexes (`focal_loss`);
+    AdamW with a one-cycle rate, `cfg.epochs` passes."""
+    feats = views.feats
+    if views.teacher_heat is not None:
+        targets, loss_fn, name = views.teacher_heat, teacher_loss, "teacher"
+    else:
+        grid = (feats.shape[2], feats.shape[3])
+        targets, loss_fn, name = (
+            heatmap_targets(views.points, grid, cfg.sigma_cells),
+            focal_loss,
+            "focal",
+        )
     head.requires_grad_(True).train()  # a head frozen by the training loop trains here
     opt = torch.optim.AdamW(head.parameters(), lr=cfg.lr, weight_decay=cfg.weight_decay)
     per_epoch = max(len(feats) // cfg.batch_size, 1)
@@ -139,13 +174,13 @@ def fit_head(
         for k in range(per_epoch):
             idx = order[k * cfg.batch_size : (k + 1) * cfg.batch_size]
             x, t = feats[idx].to(cfg.device).float(), targets[idx].to(cfg.device)
-            loss = focal_loss(head(x), t)
+            loss = loss_fn(head(x), t)
             opt.zero_grad()
             loss.backward()
             opt.step()
             sched.step()
             total += float(loss.detach())
-        log(f"epoch {epoch + 1}/{cfg.epochs}: focal loss {total / per_epoch:.4f}")
+        log(f"epoch {epoch + 1}/{cfg.epochs}: {name} loss {total / per_epoch:.4f}")
     head.eval()
 
 
@@ -183,6 +218,23 @@ def score_apexes(
     )
 
 
+def load_teacher(path: Path, io: ModelIO, device: str = "cpu") -> WithApexHead:
+    """The frozen model whose apex heat a head learns (ApexHeadConfig.teacher); it must
+    read its inputs as the trained model does, or its heat would belong to other views."""
+    teacher, meta = load_checkpoint(path)
+    if not meta["model"].get("apex_head"):
+        raise ValueError(f"{path}: the teacher has no apex head to learn the heat of")
+    theirs = ModelIO.from_sidecar(meta)
+    if (theirs.input_size, theirs.mean, theirs.std, theirs.exposure) != (
+        io.input_size, io.mean, io.std, io.exposure
+    ):  # fmt: skip
+        raise ValueError(
+            f"{path}: the teacher reads its inputs otherwise than the model does "
+            "(input size, normalization or exposure step)"
+        )
+    return teacher.to(device).eval()
+
+
 def train_apex_head(
     cfg: ApexHeadConfig, progress: bool = True, log: Callable[[str], None] = print
 ) -> tuple[Path, ApexScore | None]:
@@ -198,14 +250,15 @@ def train_apex_head(
     model = net if cfg.keep_head else WithApexHead(net.net if has_head else net)
     model = model.to(cfg.device).eval()
     io = ModelIO.from_sidecar({**meta, "apex_threshold": cfg.threshold})
+    teacher = load_teacher(Path(cfg.teacher), io, cfg.device) if cfg.teacher else None
     tic = time.perf_counter()
     records = read_records(Path(cfg.data))[: cfg.max_images]
     if not records:
         raise ValueError(f"{cfg.data}: no images in labels.jsonl")
     views = _record_views(Path(cfg.data), records, progress)
-    feats, points = view_features(model, views, io, cfg.flip, cfg.device)
-    log(f"features of {len(feats)} views in {time.perf_counter() - tic:.0f} s")
-    fit_head(model.apex, feats, points, cfg, log)
+    head_views = view_features(model, views, io, cfg.flip, cfg.device, teacher)
+    log(f"features of {len(head_views.feats)} views in {time.perf_counter() - tic:.0f} s")
+    fit_head(model.apex, head_views, cfg, log)
     model.eval()
     val = Path(cfg.val_data) if cfg.val_data else None
     score = score_apexes(model, val, io, device=cfg.device) if val else None
@@ -218,7 +271,8 @@ def train_apex_head(
         **io.to_sidecar(),
         "apex_head": {
             "data": str(cfg.data),
-            "views": len(feats),
+            "views": len(head_views.feats),
+            "teacher": None if cfg.teacher is None else str(cfg.teacher),
             "epochs": cfg.epochs,
             "lr": cfg.lr,
             "kept_head": cfg.keep_head,

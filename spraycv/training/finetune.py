@@ -275,12 +275,12 @@ def refit_apex_head(
     model.eval()
     measurer = Measurer(ModulePredictor(model, io, device=device))
     views = label_apexes(samples, measurer)
-    feats, points = view_features(model, views, io, flip=True, device=device)
+    head_views = view_features(model, views, io, flip=True, device=device)
     # small batches: a user's few dozen images still give the head a few hundred steps
     head_cfg = ApexHeadConfig(batch_size=REFIT_BATCH, device=str(device))
-    fit_head(model.apex, feats, points, head_cfg, log=lambda _: None)
+    fit_head(model.apex, head_views, head_cfg, log=lambda _: None)
     model.eval()
-    return len(feats)
+    return len(head_views.feats)
 
 
 def _sha256(path: Path) -> str:

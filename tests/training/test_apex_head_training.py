@@ -13,7 +13,12 @@ from spraycv.config.apex_head import ApexHeadConfig
 from spraycv.data.synth import write_dataset
 from spraycv.paths import default_checkpoint
 from spraycv.runtime.predictor import load_predictor
-from spraycv.training.apex_head import focal_loss, heatmap_targets, train_apex_head
+from spraycv.training.apex_head import (
+    focal_loss,
+    heatmap_targets,
+    teacher_loss,
+    train_apex_head,
+)
 from spraycv.training.checkpoint import load_checkpoint, save_checkpoint
 
 
@@ -96,3 +101,50 @@ def test_cli_reports_a_missing_checkpoint(tmp_path: Path):
     )
     assert result.exit_code == 2
     assert "not found" in result.output
+
+
+def test_teacher_loss_is_least_where_the_heats_agree():
+    teacher = torch.full((2, 1, 8, 8), -6.0)
+    teacher[0, 0, 3, 4] = 4.0
+    missed_peak = teacher.clone()
+    missed_peak[0, 0, 3, 4] = -6.0
+    assert teacher_loss(teacher, teacher) < teacher_loss(missed_peak, teacher)
+    assert teacher_loss(teacher, teacher) < teacher_loss(torch.zeros_like(teacher), teacher)
+
+
+@pytest.mark.slow
+def test_a_head_learns_a_teachers_heat(rendered: Path, tmp_path: Path, one_torch_thread: None):
+    batch = np.random.default_rng(2).normal(size=(2, 3, 256, 256)).astype(np.float32)
+    losses: list[float] = []
+
+    def log(line: str) -> None:
+        if m := re.search(r"teacher loss ([0-9.]+)", line):
+            losses.append(float(m.group(1)))
+
+    cfg = ApexHeadConfig(
+        data=rendered, val_data=None, out=tmp_path / "m.safetensors", epochs=6, batch_size=4,
+        teacher=default_checkpoint(),
+    )  # fmt: skip
+    path, _ = train_apex_head(cfg, progress=False, log=log)
+    assert len(losses) == 6 and losses[-1] < losses[0]
+    # a fresh head on the same network, held to the shipped head: nearer it than at the start
+    fresh = ApexHeadConfig(data=rendered, val_data=None, out=tmp_path / "f.safetensors", epochs=1,
+                           batch_size=4, lr=1e-9)  # fmt: skip
+    start = _heat(train_apex_head(fresh, progress=False, log=lambda _: None)[0], batch)
+    shipped, taught = _heat(default_checkpoint(), batch), _heat(path, batch)
+    assert np.abs(taught - shipped).mean() < np.abs(start - shipped).mean()
+
+
+def test_a_teacher_must_read_inputs_as_the_model_does(tmp_path: Path):
+    net, meta = load_checkpoint(default_checkpoint())
+    other = tmp_path / "other.safetensors"
+    sidecar = {k: v for k, v in meta.items() if k not in ("format", "spraycv_version", "created")}
+    save_checkpoint(other, net, {**sidecar, "input_size": [320, 320]})
+    cfg = ApexHeadConfig(teacher=other, out=tmp_path / "m.safetensors")
+    with pytest.raises(ValueError, match=r"other\.safetensors: the teacher reads its inputs"):
+        train_apex_head(cfg, progress=False, log=lambda _: None)
+    headless = tmp_path / "headless.safetensors"
+    save_checkpoint(headless, net.net, {**sidecar, "model": {**meta["model"], "apex_head": False}})
+    cfg = ApexHeadConfig(teacher=headless, out=tmp_path / "m.safetensors")
+    with pytest.raises(ValueError, match=r"headless\.safetensors: the teacher has no apex head"):
+        train_apex_head(cfg, progress=False, log=lambda _: None)
