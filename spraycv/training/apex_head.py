@@ -145,6 +145,16 @@ def _record_views(
         yield read_image(dataset / rec["image"]), [(x, y) for x, y, _ in visible_apexes(rec)]
 
 
+def _targets(
+    views: HeadViews, sigma_cells: float
+) -> tuple[torch.Tensor, Callable[[torch.Tensor, torch.Tensor], torch.Tensor], str]:
+    """The targets (M, 1, h, w) a head learns, its loss and the loss's name."""
+    if views.teacher_heat is not None:
+        return views.teacher_heat, teacher_loss, "teacher"
+    grid = (views.feats.shape[2], views.feats.shape[3])
+    return heatmap_targets(views.points, grid, sigma_cells), focal_loss, "focal"
+
+
 def fit_head(
     head: nn.Module,
     views: HeadViews,
@@ -155,15 +165,7 @@ def fit_head(
     is one (`teacher_loss`), else against Gaussian targets at the apexes (`focal_loss`);
     AdamW with a one-cycle rate, `cfg.epochs` passes."""
     feats = views.feats
-    if views.teacher_heat is not None:
-        targets, loss_fn, name = views.teacher_heat, teacher_loss, "teacher"
-    else:
-        grid = (feats.shape[2], feats.shape[3])
-        targets, loss_fn, name = (
-            heatmap_targets(views.points, grid, cfg.sigma_cells),
-            focal_loss,
-            "focal",
-        )
+    targets, loss_fn, name = _targets(views, cfg.sigma_cells)
     head.requires_grad_(True).train()  # a head frozen by the training loop trains here
     opt = torch.optim.AdamW(head.parameters(), lr=cfg.lr, weight_decay=cfg.weight_decay)
     per_epoch = max(len(feats) // cfg.batch_size, 1)
