@@ -18,7 +18,6 @@ from typing import Any
 
 import numpy as np
 import torch
-import torch.nn.functional as F
 from torch import nn
 from tqdm import tqdm
 
@@ -29,11 +28,11 @@ from spraycv.models.apex_head import APEX_STRIDE, WithApexHead
 from spraycv.models.registry import count_parameters
 from spraycv.runtime.processing import ModelIO, apex_points, preprocess
 from spraycv.training.checkpoint import load_checkpoint, save_checkpoint
+from spraycv.training.losses import heat_distill_loss
 
 Points = list[tuple[float, float]]
 
-TEACHER_PEAK_WEIGHT = 20.0  # a cell's weight is 1 + this x the teacher's probability there:
-# the peaks decide which apexes the geometry sees, not the flat background around them
+TEACHER_PEAK_WEIGHT = 20.0  # a cell's weight against the teacher (losses.heat_distill_loss)
 
 
 @dataclass(frozen=True)
@@ -100,10 +99,8 @@ def focal_loss(logits: torch.Tensor, target: torch.Tensor) -> torch.Tensor:
 
 
 def teacher_loss(logits: torch.Tensor, teacher_logits: torch.Tensor) -> torch.Tensor:
-    """BCE against the teacher's probabilities, weighted towards its peaks."""
-    target = torch.sigmoid(teacher_logits.float())
-    weight = 1.0 + TEACHER_PEAK_WEIGHT * target
-    return F.binary_cross_entropy_with_logits(logits.float(), target, weight=weight)
+    """A head against its teacher's heat, weighted towards the teacher's peaks."""
+    return heat_distill_loss(logits, teacher_logits, TEACHER_PEAK_WEIGHT)
 
 
 def view_features(

@@ -88,9 +88,18 @@ class DiceBCELoss(nn.Module):
         return self.bce_weight * bce + self.dice_weight * (1 - dice.mean())
 
 
+def heat_distill_loss(
+    student: torch.Tensor, teacher: torch.Tensor, peak_weight: float = 0.0
+) -> torch.Tensor:
+    """BCE of apex logits (N, 1, h, w) against a frozen teacher's probabilities on the same
+    views; with `peak_weight`, each cell weighs 1 + peak_weight x the teacher's probability
+    there (the peaks decide which apexes the geometry sees, not the flat background)."""
+    target = torch.sigmoid(teacher.float())
+    weight = 1.0 + peak_weight * target if peak_weight else None
+    return F.binary_cross_entropy_with_logits(student.float(), target, weight=weight)
+
+
 def apex_distill_loss(logits: torch.Tensor, teacher_logits: torch.Tensor) -> torch.Tensor:
-    """BCE of the apex channel (1) of `logits` (N, 2, H, W) against the probabilities a
-    frozen teacher gives on the same batch: the student's heatmap kept where it was."""
-    student = logits[:, 1:2].float()
-    target = torch.sigmoid(teacher_logits[:, 1:2].float())
-    return F.binary_cross_entropy_with_logits(student, target)
+    """`heat_distill_loss` on the apex channel (1) of (N, 2, H, W) logits: the student's
+    heatmap kept where it was while the network trains."""
+    return heat_distill_loss(logits[:, 1:2], teacher_logits[:, 1:2])
