@@ -8,8 +8,15 @@
 #   PHASES           which of "render compare train apex eval bench" to run (default: all)
 #   COMPARE_MINUTES  training minutes per compared model (default 0.8)
 #   TRAIN_MINUTES    minutes for the shipped recipe's longer run (default 2.5)
+#   TRAIN_EPOCHS     its epochs (default: sized to the minutes at an H200's pace)
 #   N_TRAIN N_VAL N_HELDOUT  rendered images (default 6000 / 300 / 400)
 #   DATA             where train/ val/ heldout/ are rendered, or found (default outputs/gpu_data)
+#   RECIPE           the config trained in "train" (default unet_mobilenetv3_small_gpu; a
+#                    fine-tune of the shipped model: unet_mobilenetv3_small_ft256_gpu)
+#   TRAIN_SEED       the training render's seed (default 1); VAL_SEED: render val in the
+#                    standard look alone with this seed (as datasets/val_std), not the mix
+#   TEACHER          "apex" refits the trained model's own head to this model's apex heat
+#                    (`apex-head --teacher`, experiments row 126) instead of a fresh head
 # The defaults fit one 10-minute command with start-up to spare on an H200 with 16 cores
 # (rendering ~1 min, compare 6 x ~1 min, train 2.5 min, apex head, eval, bench ~1.5 min).
 # Dry run on a CPU: DEVICE=cpu WORKERS=2 N_TRAIN=24 N_VAL=8 N_HELDOUT=6 COMPARE_MINUTES=0.1
@@ -24,7 +31,7 @@ data="${DATA:-outputs/gpu_data}"  # in the tree, not under $OUT: kept between ca
 export PYTHONPATH="$PWD${PYTHONPATH:+:$PYTHONPATH}" PYTHONUNBUFFERED=1
 precision="bf16-mixed"
 [[ "$device" == "cpu" ]] && precision="32"
-recipe="unet_mobilenetv3_small_gpu"
+recipe="${RECIPE:-unet_mobilenetv3_small_gpu}"
 final="$out/model_apex.safetensors"
 want() { [[ " $phases " == *" $1 "* ]]; }
 stamp() { echo "== $(date +%T) $*"; }
@@ -33,8 +40,11 @@ mkdir -p "$out"
 if want render && [[ ! -d "$data/heldout" ]]; then
     stamp render
     synth() { python3 -m spraycv synth "$@" --workers "$workers"; }
-    synth -c configs/render/train.yaml --out "$data/train" --n "${N_TRAIN:-6000}" --seed 1
-    synth -c configs/render/train.yaml --out "$data/val" --n "${N_VAL:-300}" --seed 2
+    synth -c configs/render/train.yaml --out "$data/train" --n "${N_TRAIN:-6000}" \
+        --seed "${TRAIN_SEED:-1}"
+    val_look=(-c configs/render/train.yaml --seed 2)
+    [[ -n "${VAL_SEED:-}" ]] && val_look=(--seed "$VAL_SEED")
+    synth "${val_look[@]}" --out "$data/val" --n "${N_VAL:-300}"
     synth --out "$data/heldout" --n "${N_HELDOUT:-400}" --seed 1000  # never used in training
 fi
 common=(device="$device" precision="$precision" train_data="$data/train" val_data="$data/val"
@@ -63,15 +73,19 @@ fi
 if want train; then
     stamp train
     minutes="${TRAIN_MINUTES:-2.5}"
-    epochs=$(epochs_for "$minutes")
+    epochs="${TRAIN_EPOCHS:-$(epochs_for "$minutes")}"
     python3 -m spraycv train -c "configs/$recipe.yaml" --quiet "${common[@]}" \
         out_dir="$out/train" epochs="$epochs" max_minutes="$minutes"
 fi
 
 if want apex; then
     stamp apex
+    head=()  # a fresh head on the rendered apexes, or the model's own refitted to a teacher's
+    [[ -n "${TEACHER:-}" ]] && head=(--teacher "$TEACHER" --keep-head --lr 0.001 --epochs 8
+        --max-images 3000)
     python3 -m spraycv apex-head --weights "$out/train/$recipe/best.safetensors" \
-        --data "$data/train" --val "$data/val" --out "$final" --device "$device" --quiet
+        --data "$data/train" --val "$data/val" --out "$final" --device "$device" --quiet \
+        "${head[@]}"
 fi
 
 if want eval; then
