@@ -147,3 +147,28 @@ def test_the_script_reads_the_runs_and_exits_with_its_verdict(
     assert done.stdout.strip().splitlines()[-1] == last_line
     assert "| heldout_hard | frames_with_extra_frac | 0.01 |" in done.stdout
     assert "| heldout | 6 |" in done.stdout  # the unreliable nozzle is not paired
+
+
+def _frame(frame_id: str, error: float, missed: int) -> str:
+    nozzle = {"gt_index": 0, "included_error_deg": error, "unreliable": ""}
+    return json.dumps({"id": frame_id, "iou": 0.9, "dice": 0.95, "boundary_f1": 0.8,
+                       "seconds": 0.1, "n_truth": 1 + missed, "missed": missed, "extra": 0,
+                       "nozzles": [nozzle]})  # fmt: skip
+
+
+def test_the_draws_are_pooled_frame_by_frame(tmp_path: Path) -> None:
+    # (errors, missed) per frame of each draw: pooled, the median is that of the four
+    # readings (3.0; the draws' medians average 4.0) and one frame of four has a missed
+    # nozzle (the draws' rates average 1/3)
+    draws = ([(1.0, 0), (1.0, 0)], [(5.0, 1)], [(6.0, 0)])
+    for set_name, frames in zip(compare.POOLED_SETS, draws, strict=True):
+        run = tmp_path / f"CAND_{set_name}"
+        run.mkdir()
+        lines = [_frame(f"{i:06d}", error, missed) for i, (error, missed) in enumerate(frames)]
+        (run / "frames.jsonl").write_text("\n".join(lines) + "\n")
+    pooled = compare.read_pooled(tmp_path, "CAND")
+    assert pooled["frames"] == 4
+    assert pooled["angle_median_deg"] == pytest.approx(3.0)
+    assert pooled["frames_with_missed_frac"] == pytest.approx(1 / 4)
+    (tmp_path / "CAND_heldout_draw3" / "frames.jsonl").unlink()
+    assert compare.read_pooled(tmp_path, "CAND") is None  # a draw missing: nothing pooled
