@@ -15,6 +15,9 @@
 #                    fine-tune of the shipped model: unet_mobilenetv3_small_ft256_gpu)
 #   TRAIN_SEED       the training render's seed (default 1); VAL_SEED: render val in the
 #                    standard look alone with this seed (as datasets/val_std), not the mix
+#   N_FAR            also render this many far views for "train" (default 0): the training
+#                    mix at 1024 px with sprays 12-30 % of the frame, as datasets/train_small
+#                    (the far view the shipped fine-tune lost, experiments row 129)
 #   TEACHER          "apex" refits the trained model's own head to this model's apex heat
 #                    (`apex-head --teacher`, experiments row 126) instead of a fresh head
 # The defaults fit one 10-minute command with start-up to spare on an H200 with 16 cores
@@ -45,9 +48,16 @@ if want render && [[ ! -d "$data/heldout" ]]; then
     val_look=(-c configs/render/train.yaml --seed 2)
     [[ -n "${VAL_SEED:-}" ]] && val_look=(--seed "$VAL_SEED")
     synth "${val_look[@]}" --out "$data/val" --n "${N_VAL:-300}"
+    if ((${N_FAR:-0} > 0)); then
+        synth -c configs/render/train.yaml --out "$data/train_far" --n "$N_FAR" \
+            --seed "$((${TRAIN_SEED:-1} + 1))" --size 1024 nozzle.length_frac_range=[0.12,0.3] \
+            nozzle.min_length_frac=0.1 nozzle.body_width_frac_range=[0.015,0.035]
+    fi
     synth --out "$data/heldout" --n "${N_HELDOUT:-400}" --seed 1000  # never used in training
 fi
-common=(device="$device" precision="$precision" train_data="$data/train" val_data="$data/val"
+train_data="$data/train"
+[[ -d "$data/train_far" ]] && train_data="[$data/train,$data/train_far]"
+common=(device="$device" precision="$precision" train_data="$train_data" val_data="$data/val"
     workers=$((workers > 2 ? workers - 2 : 0)))
 
 # one-cycle runs over `epochs`: size them to the budget (about 4.5 epochs a minute for the
