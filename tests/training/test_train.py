@@ -166,7 +166,7 @@ def test_apex_distill_trains_the_head_and_keeps_its_heatmap(wedge_data: Path, tm
         *head,
     )
     frozen = train(tiny_config(wedge_data, tmp_path, "name=frozen", *tune), progress=False)
-    kept = train(tiny_config(wedge_data, tmp_path, "name=kept", "apex_distill=20", *tune), False)
+    kept = train(tiny_config(wedge_data, tmp_path, "name=kept", "apex_distill=60", *tune), False)
     last = {"start": start_weights}
     last.update(
         {name: r.run_dir / "last.safetensors" for name, r in (("frozen", frozen), ("kept", kept))}
@@ -185,7 +185,8 @@ def test_apex_distill_trains_the_head_and_keeps_its_heatmap(wedge_data: Path, tm
         name: float((_apex_probabilities(last[name], images) - before).abs().mean())
         for name in ("frozen", "kept")
     }
-    # 0.44 x at 1 and at 2 threads when written; Adam's steps at a large lr would swamp it
+    # 0.35 x at 1 thread and 0.38 x at 2 (at apex_distill=20: 0.60 x at 1 thread and 0.43 x
+    # at 2, the one-thread run on the bound); Adam's steps at a large lr would swamp it
     assert drift["kept"] < 0.6 * drift["frozen"], drift
 
 
