@@ -22,6 +22,7 @@
 #                    (`apex-head --teacher`, experiments row 126) instead of a fresh head
 # The defaults fit one 10-minute command with start-up to spare on an H200 with 16 cores
 # (rendering ~1 min, compare 6 x ~1 min, train 2.5 min, apex head, eval, bench ~1.5 min).
+# On the lent H200, install scripts/gpu_wheels.txt's wheels first (its header says how).
 # Dry run on a CPU: DEVICE=cpu WORKERS=2 N_TRAIN=24 N_VAL=8 N_HELDOUT=6 COMPARE_MINUTES=0.1
 #   TRAIN_MINUTES=0.2 OUT=/tmp/gpusession bash scripts/gpu_session.sh
 set -euo pipefail
