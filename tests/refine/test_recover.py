@@ -207,7 +207,7 @@ def test_the_shipped_pipeline_reads_a_boom_plume_its_mask_merged_away(shipped_pi
     assert m.included_angle_deg == pytest.approx(nz["included_angle_deg"], abs=2.0)
 
 
-def test_the_shipped_pipeline_reads_a_weak_plume_its_mask_holds_only_far_out(
+def test_the_shipped_pipeline_reads_a_weak_plume_at_its_apex_peak(
     shipped_pipeline,
 ) -> None:
     """heldout_draw3 frame 303: three full cones on a boom, the right one weak. The mask's
