@@ -16,7 +16,7 @@
 #   TRAIN_SEED       the training render's seed (default 1); VAL_SEED: render val in the
 #                    standard look alone with this seed (as datasets/val_std), not the mix
 #   N_FAR            also render this many far views for "train" (default 0): the training
-#                    mix at 1024 px with sprays 12-30 % of the frame, as datasets/train_small
+#                    mix at 1024 px with configs/render/far_view.overrides, as datasets/train_small
 #                    (the far view the shipped fine-tune lost, experiments row 129)
 #   TEACHER          "apex" refits the trained model's own head to this model's apex heat
 #                    (`apex-head --teacher`, experiments row 126) instead of a fresh head
@@ -50,9 +50,9 @@ if want render && [[ ! -d "$data/heldout" ]]; then
     [[ -n "${VAL_SEED:-}" ]] && val_look=(--seed "$VAL_SEED")
     synth "${val_look[@]}" --out "$data/val" --n "${N_VAL:-300}"
     if ((${N_FAR:-0} > 0)); then
+        mapfile -t far_view < <(grep -v '^#' configs/render/far_view.overrides)
         synth -c configs/render/train.yaml --out "$data/train_far" --n "$N_FAR" \
-            --seed "$((${TRAIN_SEED:-1} + 1))" --size 1024 nozzle.length_frac_range=[0.12,0.3] \
-            nozzle.min_length_frac=0.1 nozzle.body_width_frac_range=[0.015,0.035]
+            --seed "$((${TRAIN_SEED:-1} + 1))" --size 1024 "${far_view[@]}"
     fi
     synth --out "$data/heldout" --n "${N_HELDOUT:-400}" --seed 1000  # never used in training
 fi

@@ -42,7 +42,6 @@ synth heldout_wide --n 200 --seed 1009 --size 912 --height 512
 synth heldout_43 --n 200 --seed 1010 --size 640 --height 480
 synth heldout_portrait --n 100 --seed 1011 --size 480 --height 640
 # sprays small in the frame (a photo from further away): 12-30 % of a 1024 px frame long
-synth heldout_small --n 100 --seed 1012 --size 1024 nozzle.length_frac_range=[0.12,0.3] \
-  nozzle.min_length_frac=0.1 nozzle.body_width_frac_range=[0.015,0.035]
-synth val_small --n 100 --seed 2012 --size 1024 nozzle.length_frac_range=[0.12,0.3] \
-  nozzle.min_length_frac=0.1 nozzle.body_width_frac_range=[0.015,0.035]
+mapfile -t far_view < <(grep -v '^#' configs/render/far_view.overrides)
+synth heldout_small --n 100 --seed 1012 --size 1024 "${far_view[@]}"
+synth val_small --n 100 --seed 2012 --size 1024 "${far_view[@]}"
