@@ -210,14 +210,15 @@ def test_the_shipped_pipeline_reads_a_boom_plume_its_mask_merged_away(shipped_pi
 def test_the_shipped_pipeline_reads_a_weak_plume_at_its_apex_peak(
     shipped_pipeline,
 ) -> None:
-    """heldout_draw3 frame 303: three full cones on a boom, the right one weak. The mask's
-    geometry gives its sparse spray no reading of its own; the refiner reads it at its apex
-    peak, trusted and within 2.5 deg. (Until 2026-12-04 17:55 this was heldout frame 208,
-    seed 725402974303130, which the network shipped then reads with its weak cone's apex
-    26 px off, flagged `no_spray_in_crop` instead of read.)"""
+    """Held-out frame 208: four full cones on a boom, one weak. The mask's geometry gives its
+    sparse spray no reading of its own; the refiner reads it at its apex peak, trusted and
+    within 2.5 deg. (From 2026-12-04 17:55 to 21:00 this was heldout_draw3 frame 303, seed
+    5519471878090029: the networks shipped then read frame 208's weak cone with its apex
+    26 px off, flagged `no_spray_in_crop`; the network shipped at 21:00 reads frame 303's
+    weak cone from the mask alone, with no recovery to test.)"""
     from spraycv.data.synth import render_sample
 
-    sample = render_sample(5519471878090029, 512)
+    sample = render_sample(725402974303130, 512)
     reading = shipped_pipeline(sample.image)
     truth = sample.record["nozzles"]
     match = match_to_truth(reading.measurements, truth)
