@@ -64,25 +64,53 @@ class WithApexHead(nn.Module):
             nn.init.zeros_(self.apex_fine.weight)
             nn.init.zeros_(self.apex_fine.bias)
 
-    def _decoded(self, x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
-        """(mask logits (N, 1, H, W), apex-head input (N, C, H/4, W/4), the decoder's
-        output (N, C, h, w))."""
+    def _decoded(self, x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        """(the decoder's output (N, C, h, w), apex-head input (N, C, H/4, W/4))."""
         decoded = self.net.decoder(self.net.encoder(x))
-        mask = self.net.segmentation_head(decoded)
         # a Python int at trace time: the pooling is a constant in exported graphs
         pool = max(1, int(decoded.shape[-1]) * APEX_STRIDE // int(x.shape[-1]))
-        return mask, F.avg_pool2d(decoded, pool) if pool > 1 else decoded, decoded
+        return decoded, F.avg_pool2d(decoded, pool) if pool > 1 else decoded
+
+    def _mask_and_fine(self, decoded: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor | None]:
+        """(mask logits (N, 1, h, w), the fine apex correction (N, 1, h, w) or None).
+
+        Where the segmentation head is a bare convolution shaped as the correction's, both
+        run as one two-channel convolution: ONNX Runtime's blocked layout pads a one-channel
+        output to 16 channels, so two one-channel convolutions cost twice one with two
+        (docs/benchmarks.md, "The refiner's two heads as one convolution")."""
+        head, fine = self.net.segmentation_head, self.apex_fine
+        if fine is None or not _bare_like(head, fine):
+            return head(decoded), None if fine is None else fine(decoded)
+        weight = torch.cat([head[0].weight, fine.weight])
+        both = F.conv2d(decoded, weight, torch.cat([head[0].bias, fine.bias]),
+                        padding=fine.padding)  # fmt: skip
+        return both[:, :1], both[:, 1:]
 
     def features(self, x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
         """(mask logits (N, 1, H, W), apex-head input (N, C, H/4, W/4))."""
-        return self._decoded(x)[:2]
+        decoded, feats = self._decoded(x)
+        return self.net.segmentation_head(decoded), feats
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
-        mask, feats, decoded = self._decoded(x)
+        decoded, feats = self._decoded(x)
+        mask, fine = self._mask_and_fine(decoded)
         apex = F.interpolate(self.apex(feats), size=mask.shape[-2:], mode="bilinear")
-        if self.apex_fine is not None:
-            fine = self.apex_fine(decoded)
+        if fine is not None:
             if fine.shape[-2:] != apex.shape[-2:]:  # a decoder that ends below full size
                 fine = F.interpolate(fine, size=apex.shape[-2:], mode="bilinear")
             apex = apex + fine
         return torch.cat([mask, apex], dim=1)
+
+
+def _bare_like(head: nn.Module, conv: nn.Conv2d) -> bool:
+    """Whether an smp segmentation head is only a convolution (no upsampling, no
+    activation) with the kernel, padding, stride, dilation and groups of `conv`."""
+    first, *rest = list(head.children()) or [None]
+    rest = [getattr(m, "activation", m) for m in rest]  # smp wraps its activation
+    return (
+        isinstance(first, nn.Conv2d)
+        and first.bias is not None
+        and all(isinstance(m, nn.Identity) for m in rest)
+        and all(getattr(first, a) == getattr(conv, a)
+                for a in ("kernel_size", "padding", "stride", "dilation", "groups"))
+    )  # fmt: skip

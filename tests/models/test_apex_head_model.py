@@ -70,3 +70,35 @@ def test_the_fine_apex_correction_starts_at_zero_and_survives_a_checkpoint(
     loaded, _ = load_checkpoint(save_checkpoint(tmp_path / "m.safetensors", model, side))
     with torch.no_grad():
         assert torch.equal(loaded(x), trained)
+
+
+@pytest.mark.parametrize(
+    ("arch", "fused"),
+    [("Unet", True), ("FPN", False)],  # FPN's head upsamples: it cannot share a convolution
+)
+def test_the_mask_head_and_the_fine_correction_run_as_one_convolution_where_they_can(
+    arch: str, fused: bool
+):
+    """A bare segmentation head and the fine correction run as one two-channel convolution
+    (ONNX Runtime pads each one-channel output to 16 channels), with the very logits of the
+    two convolutions run apart."""
+    torch.manual_seed(0)
+    cfg = ModelConfig(arch=arch, encoder="mobilenet_v2", apex_head=True, apex_fine=True)
+    model = create_model(cfg).eval()
+    torch.nn.init.normal_(model.apex_fine.weight)
+    calls = []
+    model.net.segmentation_head.register_forward_hook(lambda *_: calls.append(1))
+    x = torch.randn(2, 3, 64, 96)
+    with torch.no_grad():
+        out = model(x)
+        assert len(calls) == (0 if fused else 1)
+        apart = model.net(x)
+        decoded, feats = model._decoded(x)
+        apex = torch.nn.functional.interpolate(
+            model.apex(feats), size=x.shape[-2:], mode="bilinear"
+        )
+        fine = torch.nn.functional.interpolate(
+            model.apex_fine(decoded), size=x.shape[-2:], mode="bilinear"
+        )
+    torch.testing.assert_close(out[:, :1], apart, rtol=0, atol=1e-5)
+    torch.testing.assert_close(out[:, 1:], apex + fine, rtol=0, atol=1e-5)
