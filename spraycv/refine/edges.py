@@ -14,7 +14,6 @@ where the crop puts the nozzle) each side is fitted freely.
 
 from __future__ import annotations
 
-import math
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -42,10 +41,15 @@ class CropEdges:
     right: np.ndarray
 
 
-def _crossing(profile: np.ndarray, inside: int, outside: int) -> float:
-    """Fractional column between two neighbours where the profile crosses 0.5."""
-    a, b = float(profile[inside]), float(profile[outside])
-    return inside + (outside - inside) * (a - 0.5) / max(a - b, 1e-6)
+def _crossings(profile: np.ndarray, inside: np.ndarray, outside: np.ndarray) -> np.ndarray:
+    """Fractional columns (R,) between neighbours where each row's profile crosses 0.5.
+
+    profile: (R, W) float; inside, outside: (R,) int columns, one of them each side of 0.5.
+    """
+    rows = np.arange(profile.shape[0])
+    a = profile[rows, inside].astype(np.float64)
+    b = profile[rows, outside].astype(np.float64)
+    return inside + (outside - inside) * (a - 0.5) / np.maximum(a - b, 1e-6)
 
 
 @dataclass(frozen=True)
@@ -62,7 +66,7 @@ class _Runs:
     @classmethod
     def of(cls, above: np.ndarray) -> _Runs:
         w = above.shape[1]
-        cols = np.broadcast_to(np.arange(w), above.shape)
+        cols = np.broadcast_to(np.arange(w, dtype=np.int16), above.shape)  # small: fast scans
         rev = (slice(None), slice(None, None, -1))
         return cls(
             np.maximum.accumulate(np.where(above, cols, -1), axis=1),
@@ -71,28 +75,42 @@ class _Runs:
             np.minimum.accumulate(np.where(above, w, cols)[rev], axis=1)[rev] - 1,
         )
 
-    def nearest(self, row: int, centre: int) -> int | None:
-        """The column above 0.5 nearest to `centre` in `row` (the left one on a tie)."""
-        lo, hi = int(self.left_above[row, centre]), int(self.right_above[row, centre])
-        if lo < 0 and hi >= self.left_above.shape[1]:
-            return None
-        if lo < 0:
-            return hi
-        return lo if hi >= self.left_above.shape[1] or centre - lo <= hi - centre else hi
+    def nearest(self, centres: np.ndarray) -> np.ndarray:
+        """Per row (R,), the column above 0.5 nearest to its centre column (the left one on
+        a tie; -1 where the row has none)."""
+        rows, w = np.arange(len(centres)), self.left_above.shape[1]
+        lo, hi = self.left_above[rows, centres], self.right_above[rows, centres]
+        take_lo = (lo >= 0) & ((hi >= w) | (centres - lo <= hi - centres))
+        return np.where(take_lo, lo, np.where(hi < w, hi, -1))
 
 
 def _row_edges(
-    profile: np.ndarray, runs: _Runs, row: int, centre: int, reach: int
-) -> tuple[float, float]:
-    """(left, right) sub-pixel edge columns of the run above 0.5 nearest to `centre`, NaN
-    where the run meets the crop border (the edge lies outside the crop)."""
-    seed = runs.nearest(row, centre)
-    if seed is None or abs(seed - centre) > reach:
-        return np.nan, np.nan
-    lo, hi = int(runs.run_start[row, seed]), int(runs.run_end[row, seed])
-    left = _crossing(profile, lo, lo - 1) if lo > 0 else np.nan
-    right = _crossing(profile, hi, hi + 1) if hi < profile.size - 1 else np.nan
+    profile: np.ndarray, runs: _Runs, centres: np.ndarray, reach: int
+) -> tuple[np.ndarray, np.ndarray]:
+    """Per row (R,), the (left, right) sub-pixel edge columns of the run above 0.5 nearest to
+    the row's centre column, NaN where the run meets the crop border (the edge lies outside
+    the crop) or no run lies within `reach` of the centre.
+
+    profile: (R, W) float probability; centres: (R,) int columns."""
+    w = profile.shape[1]
+    seed = runs.nearest(centres)
+    found = (seed >= 0) & (np.abs(seed - centres) <= reach)
+    rows, at = np.arange(len(centres)), np.maximum(seed, 0)
+    lo, hi = runs.run_start[rows, at], runs.run_end[rows, at]
+    left = np.where(found & (lo > 0), _crossings(profile, lo, np.maximum(lo - 1, 0)), np.nan)
+    right = np.where(found & (hi < w - 1), _crossings(profile, hi, np.minimum(hi + 1, w - 1)),
+                     np.nan)  # fmt: skip
     return left, right
+
+
+def _tracked_centres(left: np.ndarray, right: np.ndarray, start: float) -> np.ndarray:
+    """Each row's centre column (R,): the rounded midpoint of the last row above it with both
+    edges, `start` rounded for rows with none above."""
+    both = np.isfinite(left) & np.isfinite(right)
+    last = np.maximum.accumulate(np.where(both, np.arange(len(left)), -1))
+    above = np.concatenate([[-1], last[:-1]])
+    middle = np.rint((left + right)[np.maximum(above, 0)] / 2)
+    return np.where(above >= 0, middle, round(start)).astype(np.int64)
 
 
 def crop_edges(
@@ -108,26 +126,30 @@ def crop_edges(
     h, w = prob.shape
     first = max(int(np.ceil(crop_row(band[0], (h, w)))), 0)
     last = min(int(np.floor(crop_row(band[1], (h, w)))), h - 1)
-    runs = _Runs.of(prob[first : last + 1] > 0.5)
+    profile = prob[first : last + 1]
+    runs = _Runs.of(profile > 0.5)
     # the run is tracked from the apex down: each row seeds at the previous row's midpoint,
-    # so that a neighbouring plume entering the crop's side is never taken for this one
-    seed, reach = (w - 1) / 2, w // 4
-    left, right = [], []
-    for row in range(first, last + 1):
-        lcol, rcol = _row_edges(prob[row], runs, row - first, round(seed), reach)
-        if math.isfinite(lcol):
-            left.append((lcol, row))
-        if math.isfinite(rcol):
-            right.append((rcol, row))
-        if math.isfinite(lcol) and math.isfinite(rcol):
-            seed = (lcol + rcol) / 2
-    return CropEdges(_mapped(left, transform), _mapped(right, transform))
+    # so that a neighbouring plume entering the crop's side is never taken for this one.
+    # Rows are read all at once from guessed seeds, and again from the seeds those readings
+    # give, until they agree: row k is settled after k rounds, most bands after two
+    start, reach = (w - 1) / 2, w // 4
+    centres = np.full(len(profile), round(start), dtype=np.int64)
+    for _ in range(len(profile) + 1):
+        left, right = _row_edges(profile, runs, centres, reach)
+        settled = _tracked_centres(left, right, start)
+        if np.array_equal(settled, centres):
+            break
+        centres = settled
+    rows = np.arange(first, first + len(profile), dtype=np.float64)
+    return CropEdges(_mapped(left, rows, transform), _mapped(right, rows, transform))
 
 
-def _mapped(points: list[tuple[float, float]], transform: np.ndarray) -> np.ndarray:
-    if not points:
+def _mapped(cols: np.ndarray, rows: np.ndarray, transform: np.ndarray) -> np.ndarray:
+    """The crop points (cols, rows) where cols is finite, in image pixels (N, 2)."""
+    keep = np.isfinite(cols)
+    if not keep.any():
         return np.zeros((0, 2))
-    return to_image(np.asarray(points, dtype=np.float64), transform)
+    return to_image(np.column_stack([cols[keep], rows[keep]]), transform)
 
 
 def _mean_apex(edges: np.ndarray | None, channel: np.ndarray | None) -> np.ndarray | None:

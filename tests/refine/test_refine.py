@@ -33,7 +33,51 @@ ROW_CASES = [  # profile, centre, reach, expected (left, right) edge columns
 def test_row_edges_take_the_run_nearest_the_seed(profile, centre, reach, expected):
     row = np.asarray(profile, dtype=np.float64)
     runs = _Runs.of(row[None] > 0.5)
-    assert _row_edges(row, runs, 0, centre, reach) == pytest.approx(expected, nan_ok=True)
+    left, right = _row_edges(row[None], runs, np.array([centre]), reach)
+    assert (left[0], right[0]) == pytest.approx(expected, nan_ok=True)
+
+
+def tracked_row_by_row(band: np.ndarray, reach: int) -> tuple[list, list]:
+    """The edges of each row of a (R, W) band, seeded one row at a time at the midpoint of
+    the row above with both edges (the definition crop_edges computes all rows at once)."""
+    runs, seed, left, right = _Runs.of(band > 0.5), (band.shape[1] - 1) / 2, [], []
+    for k in range(len(band)):
+        lo, hi = _row_edges(band[k : k + 1], _Runs(*(a[k : k + 1] for a in vars(runs).values())),
+                            np.array([round(seed)]), reach)  # fmt: skip
+        left.append(lo[0]), right.append(hi[0])
+        if np.isfinite(lo[0]) and np.isfinite(hi[0]):
+            seed = (lo[0] + hi[0]) / 2
+    return left, right
+
+
+def drifting_bands(seed: int) -> np.ndarray:
+    """(40, 64) soft bands: a plume whose centre wanders, a neighbour entering from a side,
+    gaps where the plume fades."""
+    rng = np.random.default_rng(seed)
+    cols = np.arange(64)
+    centre = 31.5 + np.cumsum(rng.normal(0, 1.5, 40))
+    half = np.linspace(3, 14, 40) + rng.normal(0, 1, 40)
+    band = 1 / (1 + np.exp(-(half[:, None] - np.abs(cols - centre[:, None]))))
+    band[:, -rng.integers(4, 20) :] += np.linspace(0, 1, 40)[:, None] > rng.random()
+    band[rng.random(40) < 0.15] *= 0.3
+    return np.clip(band, 0, 1)
+
+
+@pytest.mark.parametrize("seed", range(12))
+def test_crop_edges_track_the_plume_as_row_by_row_seeding_would(seed: int) -> None:
+    band = drifting_bands(seed)
+    left, right = tracked_row_by_row(band, reach=band.shape[1] // 4)
+    prob, first = np.zeros((64, 64)), 10
+    prob[first : first + 40] = band
+    per_row = crop_row(1.0, prob.shape) - crop_row(0.0, prob.shape)  # rows per spray length
+    fraction = [(row - crop_row(0.0, prob.shape)) / per_row for row in (9.5, 49.5)]
+    identity = np.array([[1.0, 0, 0], [0, 1.0, 0]])
+    edges = crop_edges(prob, identity, tuple(fraction))
+    rows = first + np.arange(40.0)
+    expected_left = [(c, r) for c, r in zip(left, rows, strict=True) if np.isfinite(c)]
+    expected_right = [(c, r) for c, r in zip(right, rows, strict=True) if np.isfinite(c)]
+    np.testing.assert_array_equal(edges.left, np.array(expected_left).reshape(-1, 2))
+    np.testing.assert_array_equal(edges.right, np.array(expected_right).reshape(-1, 2))
 
 
 def included(left, right) -> float:
