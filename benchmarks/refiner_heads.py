@@ -33,6 +33,7 @@ from spraycv.runtime.processing import ModelIO
 from spraycv.training.checkpoint import load_checkpoint
 
 RECIPE = QuantOptions(calibrate_method="Percentile", float_head=12, float_tail=7)
+FRAMES, NOZZLES, SIZE = 40, 3, 512  # the acceptance bench's frames (issue 13)
 
 
 def apart(model: nn.Module) -> nn.Module:
@@ -69,20 +70,17 @@ def same_logits(files: dict[str, Path], size: int) -> float:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--model", type=Path, required=True)
-    parser.add_argument("--refiner", type=Path, required=True)
-    parser.add_argument("--frames", type=int, default=40)
-    parser.add_argument("--nozzles", type=int, default=3)
-    parser.add_argument("--size", type=int, default=512)
+    parser.add_argument("--refiner", type=Path, required=True, help="its .safetensors")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
         files = refiner_files(args.refiner, Path(tmp))
         diff = same_logits(files, int(load_checkpoint(args.refiner)[1]["input_size"][0]))
         model = OnnxPredictor(args.model, "cpu")
         refiners = {label: Refiner(OnnxPredictor(path, "cpu")) for label, path in files.items()}
-        frames = encoded_frames(args.frames, args.size, args.size, nozzles=args.nozzles)
+        frames = encoded_frames(FRAMES, SIZE, SIZE, nozzles=NOZZLES)
         timings = run_bench(dict.fromkeys(refiners, model), frames, refiners=refiners)
     print(
-        f"{args.frames} frames {args.size}x{args.size}, {args.nozzles} nozzles, "
+        f"{FRAMES} frames {SIZE}x{SIZE}, {NOZZLES} nozzles, "
         f"load average {os.getloadavg()[0]:.2f}; FP32 logits of the two forms differ by "
         f"at most {diff:.2e}"
     )
