@@ -127,6 +127,8 @@ def crop_edges(
     first = max(int(np.ceil(crop_row(band[0], (h, w)))), 0)
     last = min(int(np.floor(crop_row(band[1], (h, w)))), h - 1)
     profile = prob[first : last + 1]
+    if not len(profile):  # a band narrower than a row, or outside the crop
+        return CropEdges(np.zeros((0, 2)), np.zeros((0, 2)))
     runs = _Runs.of(profile > 0.5)
     # the run is tracked from the apex down: each row seeds at the previous row's midpoint,
     # so that a neighbouring plume entering the crop's side is never taken for this one.

@@ -121,6 +121,13 @@ def test_edges_read_on_the_true_crop_give_the_true_angle_and_apex(spec: WedgeSpe
     assert np.hypot(*(found - apex)) < 1.5
 
 
+@pytest.mark.parametrize("band", [(0.3, 0.3001), (0.6, 0.7), (-0.5, -0.3)])
+def test_a_band_with_no_row_in_the_crop_gives_no_edge_points(band) -> None:
+    prob = np.ones(SIZE)
+    edges = crop_edges(prob, np.array([[1.0, 0, 0], [0, 1.0, 0]]), band)
+    assert edges.left.shape == edges.right.shape == (0, 2)
+
+
 def test_a_crop_without_spray_gives_no_lines() -> None:
     transform = pose_transform(crop_pose((100, 50), (0, 1), 200, 20), SIZE)
     edges = crop_edges(np.zeros(SIZE), transform)
