@@ -66,7 +66,8 @@ class _Runs:
     @classmethod
     def of(cls, above: np.ndarray) -> _Runs:
         w = above.shape[1]
-        cols = np.broadcast_to(np.arange(w, dtype=np.int16), above.shape)  # small: fast scans
+        small = np.int16 if w < 2**15 else np.int64  # small integers scan faster
+        cols = np.broadcast_to(np.arange(w, dtype=small), above.shape)
         rev = (slice(None), slice(None, None, -1))
         return cls(
             np.maximum.accumulate(np.where(above, cols, -1), axis=1),
