@@ -140,6 +140,8 @@ def main() -> None:
     parser.add_argument("--frames", type=int, default=40)
     parser.add_argument("--layers", type=int, default=12, help="nodes listed per file")
     args = parser.parse_args()
+    if args.model.suffix != ".onnx":
+        parser.error(f"{args.model}: an .onnx file (ONNX Runtime profiles its layers)")
     measurer = load_measurer(args.model, threads=2)
     if measurer.refiner is None:
         parser.error(f"no refiner beside {args.model}")
