@@ -23,6 +23,7 @@ from spraycv.io.images import (
     to_binary_mask,
 )
 from spraycv.refine.recover import recover_missed
+from spraycv.runtime.zoom import wants_tiles, zoom_box
 from spraycv.segment.classical import segment_classical
 
 if TYPE_CHECKING:
@@ -48,6 +49,11 @@ class FileResult:
     measurements: list[ConeMeasurement] = field(default_factory=list)
     error: str | None = None  # one line, naming the file
     notes: list[str] = field(default_factory=list)  # how an ambiguous file was read, and why
+
+
+def _trusted(reading: Reading) -> int:
+    """How many of a reading's plumes are trusted."""
+    return sum(not m.unreliable for m in reading.measurements)
 
 
 def segment_image(
@@ -106,9 +112,34 @@ class Measurer:
         return f"{base} + refiner" if self.refiner is not None else base
 
     def __call__(self, image: np.ndarray) -> Reading:
-        """Read one (H, W, 3) uint8 BGR or (H, W) uint8 image."""
+        """Read one (H, W, 3) uint8 BGR or (H, W) uint8 image; where the reading leaves
+        small sprays unexplained and the model asks for it (`ModelIO.tile_short`), read
+        again from the image's tiles (spraycv.runtime.zoom.wants_tiles)."""
         mask, apexes, strength = segment_image(self.segmenter, image)
-        return self.read_mask(mask, apexes, image, strength)
+        reading = self.read_mask(mask, apexes, image, strength)
+        if not self._wants_tiles(reading, image.shape[:2]):
+            return reading
+        seg = self.segmenter.tiled_look(image)  # type: ignore[attr-defined]
+        tiled = self.read_mask(seg.mask, seg.apexes, image, seg.apex_strength)
+        # kept only where it trusts more plumes: tiles of a frame without small sprays add
+        # nothing trustworthy, and their mask is no better (experiments row 153)
+        return tiled if _trusted(tiled) > _trusted(reading) else reading
+
+    def _wants_tiles(self, reading: Reading, shape: tuple[int, int]) -> bool:
+        io = getattr(self.segmenter, "io", None)
+        short = getattr(io, "tile_short", None)
+        if short is None or (io.zoom_below is not None and zoom_box(reading.mask, io.zoom_below)):
+            return False  # no tiles asked for, or the square look read the spray up close
+        trusted = [m for m in reading.measurements
+                   if not m.unreliable and math.isfinite(m.length_px)]  # fmt: skip
+        return wants_tiles(
+            shape,
+            np.array([m.apex for m in trusted]).reshape(-1, 2),
+            np.array([m.length_px for m in trusted]),
+            len(reading.measurements) - len(trusted),
+            reading.apexes,
+            short,
+        )
 
     def read_mask(
         self,
