@@ -8,6 +8,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal
 
+import cv2
 import numpy as np
 
 from spraycv.config.geometry import GeometryConfig
@@ -22,7 +23,8 @@ from spraycv.io.images import (
     read_image,
     to_binary_mask,
 )
-from spraycv.refine.recover import recover_missed
+from spraycv.refine.recover import EXPLAINED_FRAC, EXPLAINED_PX, along_boom, recover_missed
+from spraycv.runtime.zoom import wants_tiles, zoom_box
 from spraycv.segment.classical import segment_classical
 
 if TYPE_CHECKING:
@@ -48,6 +50,36 @@ class FileResult:
     measurements: list[ConeMeasurement] = field(default_factory=list)
     error: str | None = None  # one line, naming the file
     notes: list[str] = field(default_factory=list)  # how an ambiguous file was read, and why
+
+
+def with_new_plumes(first: Reading, tiled: Reading, hints: MeasureHints | None) -> Reading:
+    """`first` with the trusted plumes that only `tiled` reads (no trusted first reading's
+    apex explains theirs): each replaces the untrusted first readings of its nozzle, and its
+    component of the tiled mask is added. What the first reading trusts never moves (a plume
+    read again at another scale reads a little differently; experiments row 153)."""
+    trusted = [m for m in first.measurements if not m.unreliable]
+    new = [m for m in tiled.measurements
+           if not m.unreliable and not any(_same_nozzle(m, t) for t in trusted)]  # fmt: skip
+    if not new:
+        return first
+    kept = [m for m in first.measurements
+            if not m.unreliable or not any(_same_nozzle(m, n) for n in new)]  # fmt: skip
+    labels = cv2.connectedComponents(tiled.mask, connectivity=8)[1]
+    cores = np.array([np.add(m.apex, np.multiply(m.axis, 0.25 * m.length_px)) for m in new])
+    cores = cores[np.isfinite(cores).all(axis=1)]
+    x, y = np.rint(cores).astype(np.int64).T
+    inside = (x >= 0) & (x < labels.shape[1]) & (y >= 0) & (y < labels.shape[0])
+    picked = set(labels[y[inside], x[inside]].tolist()) - {0}
+    mask = first.mask | np.isin(labels, list(picked)).astype(first.mask.dtype)
+    return Reading(mask, first.apexes, along_boom(kept + new, trusted + new, hints))
+
+
+def _same_nozzle(a: ConeMeasurement, b: ConeMeasurement) -> bool:
+    """Whether two readings' apexes are near enough to be one nozzle's (as recovery's)."""
+    if not (np.isfinite(a.apex).all() and np.isfinite(b.apex).all()):
+        return False
+    length = b.length_px if math.isfinite(b.length_px) else 0.0
+    return math.dist(a.apex, b.apex) < max(EXPLAINED_PX, EXPLAINED_FRAC * length)
 
 
 def segment_image(
@@ -108,7 +140,33 @@ class Measurer:
     def __call__(self, image: np.ndarray) -> Reading:
         """Read one (H, W, 3) uint8 BGR or (H, W) uint8 image."""
         mask, apexes, strength = segment_image(self.segmenter, image)
-        return self.read_mask(mask, apexes, image, strength)
+        return self.with_tiles(image, self.read_mask(mask, apexes, image, strength))
+
+    def with_tiles(self, image: np.ndarray, reading: Reading) -> Reading:
+        """`reading` of `image` with the trusted plumes that only its tiles read, where it
+        leaves small sprays unexplained and the model asks for tiles (`ModelIO.tile_short`;
+        spraycv.runtime.zoom.wants_tiles, `with_new_plumes`); else `reading` itself."""
+        if not self._wants_tiles(reading, image.shape[:2]):
+            return reading
+        seg = self.segmenter.tiled_look(image)  # type: ignore[attr-defined]
+        tiled = self.read_mask(seg.mask, seg.apexes, image, seg.apex_strength)
+        return with_new_plumes(reading, tiled, self.hints)
+
+    def _wants_tiles(self, reading: Reading, shape: tuple[int, int]) -> bool:
+        io = getattr(self.segmenter, "io", None)
+        short = getattr(io, "tile_short", None)
+        if short is None or (io.zoom_below is not None and zoom_box(reading.mask, io.zoom_below)):
+            return False  # no tiles asked for, or the square look read the spray up close
+        trusted = [m for m in reading.measurements
+                   if not m.unreliable and math.isfinite(m.length_px)]  # fmt: skip
+        return wants_tiles(
+            shape,
+            np.array([m.apex for m in trusted]).reshape(-1, 2),
+            np.array([m.length_px for m in trusted]),
+            len(reading.measurements) - len(trusted),
+            reading.apexes,
+            short,
+        )
 
     def read_mask(
         self,

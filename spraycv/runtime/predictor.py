@@ -19,7 +19,14 @@ from spraycv.runtime.processing import (
     preprocess,
     same_input_size,
 )
-from spraycv.runtime.zoom import paste_apexes, paste_mask, zoom_box
+from spraycv.runtime.zoom import (
+    PEAK_MERGE,
+    merge_peaks,
+    paste_apexes,
+    paste_mask,
+    tile_boxes,
+    zoom_box,
+)
 
 
 class ModelLoadError(ValueError):
@@ -77,6 +84,24 @@ class Predictor(ABC):
             first.apexes, first.apex_strength, box, crop.apexes, crop.apex_strength
         )
         return Segmentation(paste_mask(first.mask, box, crop.mask), points, heat)
+
+    def tiled_look(self, image: np.ndarray) -> Segmentation:
+        """The image read again in overlapping tiles at the network's input size (one batch;
+        spraycv.runtime.zoom.tile_boxes): their masks united, their apex peaks merged where
+        two tiles overlap."""
+        boxes = tile_boxes(image.shape[:2])
+        tiles = self._one_pass([image[y0:y1, x0:x1] for y0, y1, x0, x1 in boxes], True)
+        mask = np.zeros(image.shape[:2], np.uint8)
+        points, heat = [], []
+        for (y0, y1, x0, x1), tile in zip(boxes, tiles, strict=True):
+            mask[y0:y1, x0:x1] |= tile.mask
+            points.append(np.asarray(tile.apexes, np.float64).reshape(-1, 2) + np.array([x0, y0]))
+            heat.append(np.zeros(len(points[-1])) if tile.apex_strength is None
+                        else np.asarray(tile.apex_strength, np.float64))  # fmt: skip
+        known = all(t.apex_strength is not None for t in tiles)
+        merged, strength = merge_peaks(np.concatenate(points), np.concatenate(heat) if known
+                                       else None, PEAK_MERGE * min(image.shape[:2]))  # fmt: skip
+        return Segmentation(mask, merged, strength)
 
     def _one_pass(self, images: Sequence[np.ndarray], apexes: bool) -> list[Segmentation]:
         """One network call per input size (keep_aspect: images of another shape differ);

@@ -37,6 +37,10 @@ class ModelIO:
     # read the spray's square again where it spans less than this share of the frame's
     # shorter side (spraycv.runtime.zoom); None: one pass
     zoom_below: float | None = None
+    # read the frame again in tiles where every trusted plume is shorter than this share of
+    # the shorter side and something is left unexplained (spraycv.runtime.zoom.wants_tiles,
+    # spraycv.measure.Measurer); None: never
+    tile_short: float | None = None
 
     def __post_init__(self) -> None:
         if self.resize not in RESIZE_MODES:
@@ -66,6 +70,7 @@ class ModelIO:
             Exposure(**norm.get("exposure", {})),  # none: a model from before exposure
             meta.get("resize", "stretch"),  # none: a model from before keep_aspect
             zoom_below=meta.get("zoom_below"),
+            tile_short=meta.get("tile_short"),
         )
 
     def to_sidecar(self) -> dict[str, Any]:
@@ -84,6 +89,8 @@ class ModelIO:
             out["apex_threshold"] = self.apex_threshold
         if self.zoom_below is not None:
             out["zoom_below"] = self.zoom_below
+        if self.tile_short is not None:
+            out["tile_short"] = self.tile_short
         return out
 
 

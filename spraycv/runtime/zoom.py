@@ -72,3 +72,74 @@ def paste_apexes(
     if heat is None or crop_heat is None:
         return merged, None
     return merged, np.concatenate([np.asarray(heat)[outside], np.asarray(crop_heat)])
+
+
+# Tiles: a boom of small sprays spans the frame, so no one square zooms it (experiments row
+# 152); the frame is then read again in overlapping tiles, each at the network's input size
+TILE_SHARE = 0.6  # a tile's side, of the frame's shorter side: 1.7 x the first pass's scale
+TILE_STEP = 0.8  # neighbouring tiles overlap by a fifth of a side, so a nozzle near a seam
+# lies whole in one of them
+PEAK_MERGE = 0.02  # apex peaks of two tiles nearer than this share of the shorter side are one
+
+
+def _starts(length: int, side: int) -> list[int]:
+    """Start offsets of tiles of `side` pixels covering `length` with TILE_STEP overlap."""
+    if side >= length:
+        return [0]
+    n = int(np.ceil((length - side) / (TILE_STEP * side))) + 1
+    return [int(v) for v in np.round(np.linspace(0, length - side, n))]
+
+
+def tile_boxes(shape: tuple[int, int], share: float = TILE_SHARE) -> list[Box]:
+    """Overlapping squares of side `share` x min(H, W) that cover an (H, W) frame: 2 x 2 on a
+    square frame, more columns on a wide one."""
+    height, width = shape
+    side = max(1, round(share * min(height, width)))
+    return [(y, y + side, x, x + side)
+            for y in _starts(height, side) for x in _starts(width, side)]  # fmt: skip
+
+
+def merge_peaks(
+    points: np.ndarray, heat: np.ndarray | None, radius: float
+) -> tuple[np.ndarray, np.ndarray | None]:
+    """Apex peaks (K, 2) of overlapping tiles with those within `radius` of a hotter one
+    dropped (the first kept where the heat is unknown); their heat (K,) alike."""
+    points = np.asarray(points, np.float64).reshape(-1, 2)
+    order = np.arange(len(points)) if heat is None else np.argsort(-np.asarray(heat), kind="stable")
+    kept: list[int] = []
+    for i in order:
+        if all(np.hypot(*(points[i] - points[k])) >= radius for k in kept):
+            kept.append(int(i))
+    kept.sort()
+    return points[kept], None if heat is None else np.asarray(heat)[kept]
+
+
+def wants_tiles(
+    shape: tuple[int, int],
+    trusted_apexes: np.ndarray,
+    trusted_lengths: np.ndarray,
+    untrusted: int,
+    peaks: np.ndarray | None,
+    short: float,
+) -> bool:
+    """Whether a frame's first reading leaves small sprays unexplained (experiments row 152).
+
+    Args:
+        shape: the frame's (H, W).
+        trusted_apexes: (T, 2) apexes of its trusted readings; trusted_lengths: (T,) their
+            lengths in pixels.
+        untrusted: how many of its readings are not trusted.
+        peaks: (K, 2) the apex head's peaks, or None.
+        short: every trusted reading must be shorter than this share of min(H, W).
+    Returns:
+        True where the trusted readings are all short (or there are none) and an untrusted
+        reading or a peak that no trusted reading's apex explains is left.
+    """
+    if np.any(np.asarray(trusted_lengths) >= short * min(shape)):
+        return False
+    peaks = np.zeros((0, 2)) if peaks is None else np.asarray(peaks, np.float64).reshape(-1, 2)
+    apexes = np.asarray(trusted_apexes, np.float64).reshape(-1, 2)
+    reach = 0.1 * np.asarray(trusted_lengths, np.float64) + 10.0  # as recovery's EXPLAINED_*
+    dist = np.hypot(*(peaks[:, None, :] - apexes[None, :, :]).transpose(2, 0, 1))
+    lone = ~(dist < reach[None, :]).any(axis=1) if len(apexes) else np.ones(len(peaks), bool)
+    return untrusted > 0 or bool(lone.any())

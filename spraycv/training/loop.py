@@ -77,7 +77,7 @@ def carried_runtime(cfg: TrainConfig) -> dict[str, float | None]:
     """The inference settings the run's checkpoints carry from the starting model, read from
     its sidecar once: the apex-peak threshold its head was tuned to (the apex-head default
     for a new head, None for a model without one), and its second look at small sprays
-    (`zoom_below`, spraycv.runtime.zoom; None from scratch: one pass)."""
+    and tiles (`zoom_below`, `tile_short`, spraycv.runtime.zoom; None from scratch)."""
     meta = read_sidecar(Path(cfg.init_weights)) if cfg.init_weights is not None else {}
     threshold = meta.get("apex_threshold")
     if cfg.model.apex_head and threshold is None:
@@ -85,6 +85,7 @@ def carried_runtime(cfg: TrainConfig) -> dict[str, float | None]:
     return {
         "apex_threshold": float(threshold) if cfg.model.apex_head else None,
         "zoom_below": meta.get("zoom_below"),
+        "tile_short": meta.get("tile_short"),
     }
 
 
