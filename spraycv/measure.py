@@ -23,7 +23,7 @@ from spraycv.io.images import (
     read_image,
     to_binary_mask,
 )
-from spraycv.refine.recover import EXPLAINED_FRAC, EXPLAINED_PX, along_boom, recover_missed
+from spraycv.refine.recover import along_boom, near_apex_of, recover_missed
 from spraycv.runtime.zoom import wants_tiles, zoom_box
 from spraycv.segment.classical import segment_classical
 
@@ -75,11 +75,8 @@ def with_new_plumes(first: Reading, tiled: Reading, hints: MeasureHints | None) 
 
 
 def _same_nozzle(a: ConeMeasurement, b: ConeMeasurement) -> bool:
-    """Whether two readings' apexes are near enough to be one nozzle's (as recovery's)."""
-    if not (np.isfinite(a.apex).all() and np.isfinite(b.apex).all()):
-        return False
-    length = b.length_px if math.isfinite(b.length_px) else 0.0
-    return math.dist(a.apex, b.apex) < max(EXPLAINED_PX, EXPLAINED_FRAC * length)
+    """Whether `a`'s apex lies where `b`'s nozzle is (recovery's nearness)."""
+    return bool(np.isfinite(a.apex).all()) and near_apex_of(np.asarray(a.apex), b)
 
 
 def segment_image(
@@ -155,17 +152,22 @@ class Measurer:
     def _wants_tiles(self, reading: Reading, shape: tuple[int, int]) -> bool:
         io = getattr(self.segmenter, "io", None)
         short = getattr(io, "tile_short", None)
-        if short is None or (io.zoom_below is not None and zoom_box(reading.mask, io.zoom_below)):
-            return False  # no tiles asked for, or the square look read the spray up close
+        if short is None:
+            return False
         trusted = [m for m in reading.measurements
                    if not m.unreliable and math.isfinite(m.length_px)]  # fmt: skip
-        return wants_tiles(
+        small_left = wants_tiles(
             shape,
             np.array([m.apex for m in trusted]).reshape(-1, 2),
             np.array([m.length_px for m in trusted]),
             len(reading.measurements) - len(trusted),
             reading.apexes,
             short,
+        )
+        # not where the square look already read the spray up close (checked last: a scan
+        # of the mask, and most frames are settled by the readings alone)
+        return small_left and (
+            io.zoom_below is None or zoom_box(reading.mask, io.zoom_below) is None
         )
 
     def read_mask(

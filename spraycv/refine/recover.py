@@ -51,7 +51,7 @@ SAME_PLUME_TURN_DEG = 25.0
 SAME_CORE_SHARE = 0.8  # a reading with this share of its core in a recovered plume's wedge
 
 
-def _near(point: np.ndarray, m: ConeMeasurement) -> bool:
+def near_apex_of(point: np.ndarray, m: ConeMeasurement) -> bool:
     """Whether `m`'s apex lies near enough to `point` to be the same nozzle's."""
     if not np.isfinite(m.apex).all():
         return False
@@ -224,11 +224,11 @@ def recover_missed(
     recovered = 0
     for point in np.asarray(apexes, dtype=np.float64).reshape(-1, 2):
         body = [m for m in out if m.reliable and in_wedge(point, m, BODY_MARGIN_DEG, BODY_FRACS)]
-        if body or any(_near(point, m) for m in out):
+        if body or any(near_apex_of(point, m) for m in out):
             continue  # a reading's apex explains this peak, or it lies in a plume's body
         seed = seed_reading(point, reliable, len(out))
         (read,), (support,) = refiner.refine_with_support(image, [seed], hints)
-        if read is seed or any(_near(np.asarray(read.apex), m) for m in out):
+        if read is seed or any(near_apex_of(np.asarray(read.apex), m) for m in out):
             continue  # the crop gave no lines, or they lead back to a plume already read
         read = assess(read, support)
         if not read.reliable:

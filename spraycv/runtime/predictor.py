@@ -92,15 +92,15 @@ class Predictor(ABC):
         boxes = tile_boxes(image.shape[:2])
         tiles = self._one_pass([image[y0:y1, x0:x1] for y0, y1, x0, x1 in boxes], True)
         mask = np.zeros(image.shape[:2], np.uint8)
-        points, heat = [], []
         for (y0, y1, x0, x1), tile in zip(boxes, tiles, strict=True):
             mask[y0:y1, x0:x1] |= tile.mask
-            points.append(np.asarray(tile.apexes, np.float64).reshape(-1, 2) + np.array([x0, y0]))
-            heat.append(np.zeros(len(points[-1])) if tile.apex_strength is None
-                        else np.asarray(tile.apex_strength, np.float64))  # fmt: skip
-        known = all(t.apex_strength is not None for t in tiles)
-        merged, strength = merge_peaks(np.concatenate(points), np.concatenate(heat) if known
-                                       else None, PEAK_MERGE * min(image.shape[:2]))  # fmt: skip
+        points = np.concatenate([
+            np.asarray(t.apexes, np.float64).reshape(-1, 2) + np.array([x0, y0], np.float64)
+            for (y0, _, x0, _), t in zip(boxes, tiles, strict=True)
+        ])  # fmt: skip
+        heat = None if any(t.apex_strength is None for t in tiles) else np.concatenate(
+            [np.asarray(t.apex_strength, np.float64) for t in tiles])  # fmt: skip
+        merged, strength = merge_peaks(points, heat, PEAK_MERGE * min(image.shape[:2]))
         return Segmentation(mask, merged, strength)
 
     def _one_pass(self, images: Sequence[np.ndarray], apexes: bool) -> list[Segmentation]:
