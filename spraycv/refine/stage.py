@@ -9,6 +9,7 @@ from pathlib import Path
 
 import numpy as np
 
+from spraycv.geometry.boomline import apexes_coincide, boom_normal
 from spraycv.geometry.coverage import coverage_width
 from spraycv.geometry.linefit import LineFit, intersect
 from spraycv.geometry.types import ConeMeasurement, Line, MeasureHints
@@ -38,6 +39,8 @@ APEX_FROM = "mean"  # the apex both sides are pinned to: the mean of the edges' 
 # pooled over three draws median 0.816 -> 0.785; the channel alone reads the validation sets
 # with a wider tail and a false plume on dim frames: experiments row 115); a refiner without
 # the channel reads from the edges alone
+BOOM_TURN_DEG = 5.0  # the boom's axis re-drawn through the refined apexes turns by less: a
+# coarse apex is a few pixels off, and a boom's nozzles are a hundred or more apart
 APEX_MOVE_FRAC = 0.25  # a refined apex further than this share of L from the coarse one is
 # not trusted (near-parallel sides make the intersection ill-conditioned): the coarse one stays
 
@@ -141,7 +144,7 @@ class Refiner:
             before = [out[i] for i in todo]
             self._refine_at(image, out, support, todo, hints)
             todo = [i for i, m in zip(todo, before, strict=True) if self._moved(m, out[i])]
-        return out, support
+        return on_refined_boom(out), support
 
     def _moved(self, before: ConeMeasurement, after: ConeMeasurement) -> bool:
         """Whether a reading moved the crop pose enough for the next crop to differ."""
@@ -170,6 +173,57 @@ class Refiner:
                                      apexes[k], self.apex_from)  # fmt: skip
             if left is not None and right is not None:
                 out[i] = refined(out[i], left, right, image.shape[:2], hints)
+
+
+def on_refined_boom(
+    measurements: Sequence[ConeMeasurement], max_turn_deg: float = BOOM_TURN_DEG
+) -> list[ConeMeasurement]:
+    """The readings that share a boom's axis (`axis_source` "boom") turned to the normal of
+    the line through their refined apexes. The coarse geometry drew that line through the
+    apexes it read on the network's mask, a few pixels apart from the true ones (a 2 px
+    error over a 150 px pitch tilts it by 0.8 deg); the refined apexes are read near the
+    orifice at full resolution. Only the axis moves, and with it how the included angle
+    splits into its left and right halves (the symmetry); unchanged where fewer than two
+    readings share the axis, their apexes coincide, or it would turn by max_turn_deg or
+    more (a refined apex that ran off)."""
+    out = list(measurements)
+    members = [i for i, m in enumerate(out) if m.axis_source == "boom" and _has_sides(m)]
+    apexes = np.array([out[i].apex for i in members], dtype=np.float64).reshape(-1, 2)
+    if len(members) < 2 or apexes_coincide(apexes):
+        return out
+    mean_axis = np.mean([out[i].axis for i in members], axis=0)
+    mean_axis /= np.linalg.norm(mean_axis)
+    normal = boom_normal(apexes, [apexes.mean(axis=0) + mean_axis])
+    if float(normal @ mean_axis) <= math.cos(math.radians(max_turn_deg)):
+        return out
+    for i in members:
+        out[i] = with_axis(out[i], normal)
+    return out
+
+
+def _has_sides(m: ConeMeasurement) -> bool:
+    """Whether `m` has an angle and both its lines."""
+    lines = (*m.left_line.direction, *m.right_line.direction)
+    return m.ok and bool(np.isfinite(lines).all())
+
+
+def with_axis(m: ConeMeasurement, u: np.ndarray) -> ConeMeasurement:
+    """`m` with the unit axis u (2,): its tilt and the halves of its included angle (the
+    angles of its lines from u) read again; `m` itself where u does not lie between them."""
+    dl, dr = np.asarray(m.left_line.direction), np.asarray(m.right_line.direction)
+    n = normal_left(u)
+    hl = math.degrees(math.atan2(float(dl @ n), float(dl @ u)))
+    hr = math.degrees(math.atan2(-float(dr @ n), float(dr @ u)))
+    if not (hl > 0.0 and hr > 0.0):  # NaN too
+        return m
+    return dataclasses.replace(
+        m,
+        axis=(float(u[0]), float(u[1])),
+        tilt_deg=math.degrees(math.atan2(float(u[0]), float(u[1]))),
+        half_angle_left_deg=hl,
+        half_angle_right_deg=hr,
+        symmetry_index=(hr - hl) / (hl + hr),
+    )
 
 
 def refined(

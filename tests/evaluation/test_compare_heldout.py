@@ -85,6 +85,21 @@ def test_verdict(candidate: dict, paired: dict, may_ship: bool, reasons: list[st
     assert compare.verdict(SHIPPED, candidate, angles, found) == (may_ship, reasons)
 
 
+HALVES_BETTER = {"independent": compare.PairedChange(-0.59, 0.055, 309)}  # row 160, z -10.7
+HALVES_WORSE = {"heldout": compare.PairedChange(0.1, 0.03, 900)}  # z +3.3
+
+
+@pytest.mark.parametrize(("angles", "halves", "may_ship", "reasons"), [
+    (NOISE, HALVES_BETTER, True, []),  # the symmetry read better, the included angle as well
+    (BETTER, HALVES_WORSE, False,
+     ["half angles worse on heldout (+0.100 deg over 900 readings, z +3.3)"]),
+    (NOISE, {}, False, ["better on no angle set, and finds no more nozzles, by 2 standard errors"]),
+])  # fmt: skip
+def test_the_half_angles_weigh_as_the_included_angle(angles, halves, may_ship, reasons):
+    candidate = changed(heldout__angle_mae_deg=1.47)
+    assert compare.verdict(SHIPPED, candidate, angles, {}, halves) == (may_ship, reasons)
+
+
 @pytest.mark.parametrize(("shipped", "candidate", "gained", "lost"), [
     ({"a": {0, 1}, "b": {0}}, {"a": {0, 1, 2}, "b": set()}, 1, 1),
     ({"a": {0}}, {"a": {0}, "c": {0, 1}}, 0, 0),  # a frame only one run read is not paired
@@ -114,6 +129,7 @@ def write_run(runs: Path, name: str, figures: dict, errors: list[float]) -> None
     last = len(errors) - 1
     frames = [
         {"id": f"{i:06d}", "nozzles": [{"gt_index": 0, "included_error_deg": e,
+                                        "left_error_deg": e / 2, "right_error_deg": e / 2,
                                         "unreliable": "no_apex_support" if i == last else ""}]}
         for i, e in enumerate(errors)
     ]  # fmt: skip
@@ -147,6 +163,8 @@ def test_the_script_reads_the_runs_and_exits_with_its_verdict(
     assert done.stdout.strip().splitlines()[-1] == last_line
     assert "| heldout_hard | frames_with_extra_frac | 0.01 |" in done.stdout
     assert "| heldout | 6 |" in done.stdout  # the unreliable nozzle is not paired
+    halves = done.stdout.split("half-angle error change")[1]
+    assert "| heldout | 6 |" in halves  # the halves are paired as the included angle is
 
 
 def _frame(frame_id: str, error: float, missed: int) -> str:
