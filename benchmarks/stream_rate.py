@@ -49,8 +49,7 @@ def two_stages(measurer: Measurer, images: Sequence[np.ndarray]) -> list[Reading
     def measure() -> None:
         while (item := masks.get()) is not None:
             image, seg = item
-            first = measurer.read_mask(seg.mask, seg.apexes, image, seg.apex_strength)
-            readings.append(measurer.with_tiles(image, first))
+            readings.append(measurer.read_segmented(image, seg.mask, seg.apexes, seg.apex_strength))
 
     threads = [threading.Thread(target=segment), threading.Thread(target=measure)]
     for thread in threads:

@@ -137,6 +137,17 @@ class Measurer:
     def __call__(self, image: np.ndarray) -> Reading:
         """Read one (H, W, 3) uint8 BGR or (H, W) uint8 image."""
         mask, apexes, strength = segment_image(self.segmenter, image)
+        return self.read_segmented(image, mask, apexes, strength)
+
+    def read_segmented(
+        self,
+        image: np.ndarray,
+        mask: np.ndarray,
+        apexes: np.ndarray | None = None,
+        strength: np.ndarray | None = None,
+    ) -> Reading:
+        """Read an image its segmenter has segmented already (`read_mask`), then its tiles
+        where it asks for them (`with_tiles`): every path from a frame to a reading."""
         return self.with_tiles(image, self.read_mask(mask, apexes, image, strength))
 
     def with_tiles(self, image: np.ndarray, reading: Reading) -> Reading:

@@ -8,7 +8,7 @@ from dataclasses import replace
 import numpy as np
 
 from spraycv.geometry.blobs import Blob
-from spraycv.geometry.boomline import apexes_coincide, boom_normal
+from spraycv.geometry.boomline import apex_line_axis
 from spraycv.geometry.candidates import BlobReading, split_along
 from spraycv.geometry.context import ReadContext
 from spraycv.geometry.plume import Plume, straightness
@@ -27,16 +27,6 @@ def boom_group(fitted: list[Plume], cos_tol: float) -> tuple[list[Plume], np.nda
     ref = axes[agree[lead]].sum(axis=0)
     ref /= np.hypot(*ref)
     return [fitted[i] for i in np.flatnonzero(agree[lead])], ref
-
-
-def boom_axis(members: list[Plume], mean_axis: np.ndarray, cos_tol: float) -> np.ndarray | None:
-    """Normal (2,) of the line through the members' apexes, oriented like mean_axis (2,);
-    None when the apexes coincide or do not lie across the sprays (then it is no boom)."""
-    apexes = np.array([p.apex for p in members])
-    if apexes_coincide(apexes):
-        return None
-    nrm = boom_normal(apexes, [apexes.mean(axis=0) + mean_axis])
-    return nrm if nrm @ mean_axis >= cos_tol else None
 
 
 def apply_boom(reading: BlobReading, ctx: ReadContext) -> BlobReading:
@@ -62,7 +52,8 @@ def apply_boom(reading: BlobReading, ctx: ReadContext) -> BlobReading:
         slots.append(alt or (p,))
         members.extend(alt)
         reread.extend(alt)
-    nrm = boom_axis(members, ref, cos_tol) if len(members) >= 2 else None
+    apexes = np.array([p.apex for p in members])
+    nrm = apex_line_axis(apexes, ref, cos_tol) if len(members) >= 2 else None
     if nrm is None:
         redo = {id(p): replace(p, fixed_axis=False, axis_source="bisector") for p in reread}
     else:

@@ -29,6 +29,16 @@ def boom_normal(apexes: np.ndarray, towards: Sequence[np.ndarray]) -> np.ndarray
     return nrm if nrm @ ref >= 0 else -nrm
 
 
+def apex_line_axis(apexes: np.ndarray, mean_axis: np.ndarray, cos_tol: float) -> np.ndarray | None:
+    """Normal (2,) of the line through apexes (K, 2), oriented like the unit mean_axis (2,);
+    None when the apexes coincide or the normal is further than acos(cos_tol) from mean_axis
+    (the apexes do not lie across the sprays: no boom)."""
+    if apexes_coincide(apexes):
+        return None
+    nrm = boom_normal(apexes, [apexes.mean(axis=0) + mean_axis])
+    return nrm if nrm @ mean_axis >= cos_tol else None
+
+
 def along_boom(points: np.ndarray, u: np.ndarray) -> np.ndarray:
     """Indices (K,) that order points (K, 2) along -n_left of the spray axis u (2,): image
     left to right for a spray pointing down, the order of the measurements."""

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import numpy as np
 
-from spraycv.geometry.boomline import apexes_coincide, boom_normal
+from spraycv.geometry.boomline import apex_line_axis
 from spraycv.geometry.coverage import coverage_width
 from spraycv.geometry.linefit import LineFit, intersect
 from spraycv.geometry.types import ConeMeasurement, Line, MeasureHints
@@ -188,13 +188,13 @@ def on_refined_boom(
     more (a refined apex that ran off)."""
     out = list(measurements)
     members = [i for i, m in enumerate(out) if m.axis_source == "boom" and _has_sides(m)]
-    apexes = np.array([out[i].apex for i in members], dtype=np.float64).reshape(-1, 2)
-    if len(members) < 2 or apexes_coincide(apexes):
+    if len(members) < 2:
         return out
+    apexes = np.array([out[i].apex for i in members], dtype=np.float64)
     mean_axis = np.mean([out[i].axis for i in members], axis=0)
     mean_axis /= np.linalg.norm(mean_axis)
-    normal = boom_normal(apexes, [apexes.mean(axis=0) + mean_axis])
-    if float(normal @ mean_axis) <= math.cos(math.radians(max_turn_deg)):
+    normal = apex_line_axis(apexes, mean_axis, math.cos(math.radians(max_turn_deg)))
+    if normal is None:
         return out
     for i in members:
         out[i] = with_axis(out[i], normal)

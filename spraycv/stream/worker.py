@@ -185,9 +185,7 @@ class InferenceWorker(threading.Thread):
         measurer = Measurer(self.predictor, hints, self.config.geometry, self.refiner)
         head = self.predictor.has_apex_head
         apexes, strength = (seg.apexes, seg.apex_strength) if head else (None, None)
-        reading = measurer.with_tiles(
-            frame.image, measurer.read_mask(mask, apexes, frame.image, strength)
-        )
+        reading = measurer.read_segmented(frame.image, mask, apexes, strength)
         mask, measurements = reading.mask, reading.measurements
         ids = self.trackers[frame.source].assign([m.apex for m in measurements], frame.time)
         nozzles: list[NozzleRecord] = []
