@@ -30,6 +30,16 @@ class SourceState(ValueEnum):
 
 
 @dataclass(frozen=True)
+class StateChange:
+    """A source's state moving from `before` to `after` at `time` (time.time()), and why."""
+
+    time: float
+    before: SourceState
+    after: SourceState
+    reason: str | None
+
+
+@dataclass(frozen=True)
 class Frame:
     """A frame as read: (H, W, 3) uint8 BGR image, its per-source number and capture time."""
 
@@ -95,6 +105,7 @@ class SourceReader(threading.Thread):
         self._failures = 0
         self._number = 0
         self._ever_connected = False
+        self._changes: list[StateChange] = []  # every change since the last state_changes()
 
     # -- consumer side -------------------------------------------------------------------
     def take(self) -> Frame | None:
@@ -104,6 +115,14 @@ class SourceReader(threading.Thread):
                 return None
             self._taken = True
             return self._slot
+
+    def state_changes(self) -> list[StateChange]:
+        """Every state change since the last call, oldest first. A watcher that polls
+        `state` misses a drop shorter than its polling gap (a camera back within one long
+        inference); this list does not."""
+        with self._lock:
+            changes, self._changes = self._changes, []
+        return changes
 
     def has_new(self) -> bool:
         with self._lock:
@@ -136,7 +155,7 @@ class SourceReader(threading.Thread):
             cap.release()
             if not self._stop_event.is_set():
                 self._backoff()
-        self.state = SourceState.STOPPED
+        self._set_state(SourceState.STOPPED, self.last_error)
 
     def _open(self) -> cv2.VideoCapture | None:
         target, api = _capture_target(self.config.url)
@@ -199,7 +218,8 @@ class SourceReader(threading.Thread):
                 self.reconnects += 1
             self._ever_connected = True
             log.info("source connected", extra={"source": self.config.name, "size": size})
-            self.state, self._failures, self.last_error = SourceState.CONNECTED, 0, None
+            self._failures, self.last_error = 0, None
+            self._set_state(SourceState.CONNECTED, None)
         if self.size is not None and size != self.size:
             log.info("resolution changed", extra={"source": self.config.name, "size": size})
         self.size = size
@@ -225,7 +245,14 @@ class SourceReader(threading.Thread):
             log.warning(
                 "source %s", new_state, extra={"source": self.config.name, "reason": reason}
             )
-        self.state = new_state
+        self._set_state(new_state, reason)
+
+    def _set_state(self, state: SourceState, reason: str | None) -> None:
+        if state is self.state:
+            return
+        with self._lock:
+            self._changes.append(StateChange(time.time(), self.state, state, reason))
+        self.state = state
 
     def _backoff(self) -> None:
         r = self.reconnect

@@ -77,7 +77,6 @@ class InferenceWorker(threading.Thread):
         self.latest: dict[str, Latest] = {}
         self._latest_lock = threading.Lock()
         self._next_due = dict.fromkeys(readers, 0.0)
-        self._states = {name: SourceState.CONNECTING for name in readers}
         self._stop_event = threading.Event()
         self._rotate = 0
         self._masks: queue.Queue[tuple[list[Frame], list[Segmentation | None]] | None]
@@ -143,18 +142,18 @@ class InferenceWorker(threading.Thread):
         return frames
 
     def _watch_sources(self) -> None:
-        """Turn reader state changes into events an operator sees."""
+        """Turn reader state changes into events an operator sees (each change, however
+        brief: `SourceReader.state_changes`)."""
         for name, reader in self.readers.items():
-            state, before = reader.state, self._states[name]
-            if state is before:
-                continue
-            self._states[name] = state
-            if state is SourceState.CONNECTED:
-                shown = f"stream up: {redact_credentials(reader.config.url)}"
-                self._emit(Event(time.time(), name, EventKind.SOURCE_CONNECTED, message=shown))
-            elif before is SourceState.CONNECTED:
-                reason = reader.last_error or str(state)
-                self._emit(Event(time.time(), name, EventKind.SOURCE_LOST, message=reason))
+            for change in reader.state_changes():
+                if change.after is SourceState.CONNECTED:
+                    shown = f"stream up: {redact_credentials(reader.config.url)}"
+                    kind = EventKind.SOURCE_CONNECTED
+                elif change.before is SourceState.CONNECTED:
+                    shown, kind = change.reason or str(change.after), EventKind.SOURCE_LOST
+                else:
+                    continue
+                self._emit(Event(change.time, name, kind, message=shown))
 
     # -- inference -------------------------------------------------------------------------
     def _infer(self, frames: list[Frame]) -> None:
