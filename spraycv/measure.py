@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal
@@ -15,6 +15,7 @@ from spraycv.config.geometry import GeometryConfig
 from spraycv.geometry import ConeMeasurement, MeasureHints, measure_cones
 from spraycv.geometry.confidence import assess
 from spraycv.geometry.plume_shape import shaped_mask
+from spraycv.geometry.types import QualityFlag
 from spraycv.io.exposure import exposure_note
 from spraycv.io.images import (
     ImageReadError,
@@ -59,11 +60,10 @@ def with_new_plumes(first: Reading, tiled: Reading, hints: MeasureHints | None) 
     read again at another scale reads a little differently; experiments row 153)."""
     trusted = [m for m in first.measurements if not m.unreliable]
     new = [m for m in tiled.measurements
-           if not m.unreliable and not any(_same_nozzle(m, t) for t in trusted)]  # fmt: skip
+           if m.reliable and not any(_same_nozzle(m, t) for t in trusted)]  # fmt: skip
     if not new:
         return first
-    kept = [m for m in first.measurements
-            if not m.unreliable or not any(_same_nozzle(m, n) for n in new)]  # fmt: skip
+    kept = [m for m in first.measurements if not _superseded(m, new)]
     labels = cv2.connectedComponents(tiled.mask, connectivity=8)[1]
     cores = np.array([np.add(m.apex, np.multiply(m.axis, 0.25 * m.length_px)) for m in new])
     cores = cores[np.isfinite(cores).all(axis=1)]
@@ -72,6 +72,15 @@ def with_new_plumes(first: Reading, tiled: Reading, hints: MeasureHints | None) 
     picked = set(labels[y[inside], x[inside]].tolist()) - {0}
     mask = first.mask | np.isin(labels, list(picked)).astype(first.mask.dtype)
     return Reading(mask, first.apexes, along_boom(kept + new, trusted + new, hints))
+
+
+def _superseded(m: ConeMeasurement, new: Sequence[ConeMeasurement]) -> bool:
+    """Whether a first reading gives way to the new plumes: a reading without a trusted
+    angle at one's nozzle, or the frame's "no plume" (a no_spray reading without apex)."""
+    if m.reliable:
+        return False
+    nowhere = m.has(QualityFlag.NO_SPRAY) and not np.isfinite(m.apex).all()
+    return nowhere or any(_same_nozzle(m, n) for n in new)
 
 
 def _same_nozzle(a: ConeMeasurement, b: ConeMeasurement) -> bool:

@@ -11,6 +11,7 @@ import pytest
 import torch
 
 from spraycv.geometry import ConeMeasurement
+from spraycv.geometry.types import QualityFlag
 from spraycv.measure import Measurer, Reading, with_new_plumes
 from spraycv.runtime.predictor import ModulePredictor
 from spraycv.runtime.processing import ModelIO
@@ -105,6 +106,31 @@ def test_only_the_plumes_the_first_reading_did_not_trust_come_from_the_tiles():
     assert (
         with_new_plumes(first, replace(tiled, measurements=tiled.measurements[:1]), None) is first
     )
+
+
+def test_the_tiles_give_one_no_plume_reading_or_their_plumes():
+    """A frame whose first reading found nothing (one "no plume" reading without apex):
+    tiles that find nothing leave that one reading, and tiles that find a plume replace it
+    (neither a second "no plume" row nor one beside a plume)."""
+    empty = np.zeros((400, 400), np.uint8)
+    nothing = ConeMeasurement(0, flags=(QualityFlag.NO_SPRAY,))
+    first = Reading(empty, None, [nothing])
+    assert with_new_plumes(first, Reading(empty, None, [nothing]), None) is first
+    seen = empty.copy()
+    seen[100:200, 90:110] = 1
+    plume = cone(0, (100.0, 100.0), 30.0)
+    out = with_new_plumes(first, Reading(seen, None, [plume]), None)
+    assert [m.included_angle_deg for m in out.measurements] == [30.0]
+    np.testing.assert_array_equal(out.mask, seen)
+
+
+@pytest.mark.parametrize("level", [0, 128, 255])
+@pytest.mark.parametrize("shape", [(512, 512), (480, 640)])
+def test_a_flat_frame_reads_as_one_no_plume(shipped_pipeline, level, shape):
+    """A capped lens, a grey card, a blown-out frame: one "no plume" row, not one per look."""
+    reading = shipped_pipeline(np.full((*shape, 3), level, np.uint8))
+    assert [m.flags for m in reading.measurements] == [(QualityFlag.NO_SPRAY,)]
+    assert not reading.mask.any()
 
 
 class Brightness(torch.nn.Module):
