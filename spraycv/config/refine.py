@@ -86,6 +86,17 @@ class RefinerTrainConfig(StrictModel):
     # train all but the segmentation's encoder (weights and BatchNorm statistics): a new look
     # learnt by the decoder, with less drift of the looks the encoder already reads well
     freeze_encoder: bool = False
+    # a frozen refiner (a checkpoint) whose crop probabilities, and apex channel where both
+    # have one, the run also learns, weighed by `distill_weight` beside the truth's loss:
+    # knowledge distillation into a smaller network (experiments row 161); None: none
+    teacher_weights: Path | None = None
+    distill_weight: float = Field(0.0, ge=0)
+
+    @model_validator(mode="after")
+    def _teacher(self) -> RefinerTrainConfig:
+        if (self.distill_weight > 0) != (self.teacher_weights is not None):
+            raise ValueError("distillation needs both teacher_weights and distill_weight > 0")
+        return self
 
     @model_validator(mode="after")
     def _apex_channel(self) -> RefinerTrainConfig:

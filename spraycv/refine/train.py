@@ -188,6 +188,52 @@ def apex_loss(logits: torch.Tensor, apex: torch.Tensor, sigma: float) -> torch.T
     return -(target * torch.log_softmax(logits.flatten(1), dim=1)).sum(dim=1).mean()
 
 
+def distill_apex_loss(logits: torch.Tensor, teacher: torch.Tensor) -> torch.Tensor:
+    """Cross-entropy of the spatial softmax of apex logits (B, H, W) against the teacher's
+    (B, H, W): where the teacher puts the apex, and how sure it is."""
+    target = torch.softmax(teacher.flatten(1), dim=1)
+    return -(target * torch.log_softmax(logits.flatten(1), dim=1)).sum(dim=1).mean()
+
+
+def batch_loss(
+    logits: torch.Tensor,
+    truths: torch.Tensor,
+    apexes: torch.Tensor,
+    cfg: RefinerTrainConfig,
+    teacher: torch.Tensor | None = None,
+) -> torch.Tensor:
+    """A batch's loss: the crop loss against the truth (B, 1, S, S), the apex channel's
+    against the true apexes (B, 2), and with a teacher's logits (B, C, S, S) both against
+    the teacher's too, weighed by `cfg.distill_weight`."""
+    loss = torch.zeros(())
+    if not cfg.apex_only:
+        loss = crop_loss(logits[:, :1], truths, cfg.band_weight)
+        if teacher is not None:
+            soft = torch.sigmoid(teacher[:, :1])
+            loss = loss + cfg.distill_weight * crop_loss(logits[:, :1], soft, cfg.band_weight)
+    if cfg.apex_weight > 0:
+        loss = loss + cfg.apex_weight * apex_loss(logits[:, 1], apexes, cfg.apex_sigma_px)
+        if teacher is not None and teacher.shape[1] > 1:
+            distilled = distill_apex_loss(logits[:, 1], teacher[:, 1])
+            loss = loss + cfg.distill_weight * cfg.apex_weight * distilled
+    return loss
+
+
+class Teacher:
+    """A frozen refiner whose logits a run learns beside the truth (distillation)."""
+
+    def __init__(self, model: nn.Module):
+        self.model = model.eval().requires_grad_(False)
+
+    @classmethod
+    def load(cls, weights: Path) -> Teacher:
+        return cls(load_checkpoint(weights)[0])
+
+    def __call__(self, images: torch.Tensor) -> torch.Tensor:
+        with torch.no_grad():
+            return self.model(images)
+
+
 def read_included(prob: np.ndarray, transform: np.ndarray) -> float:
     """The included angle (deg) read from one crop's probability as the refinement stage
     reads it, NaN when unreadable."""
@@ -377,6 +423,7 @@ def train_refiner(cfg: RefinerTrainConfig, log=print) -> RunFiles:
     optimizer = torch.optim.AdamW(trained_parameters(model, cfg), lr=cfg.lr,
                                   weight_decay=cfg.weight_decay)  # fmt: skip
     kept = WeightAverage(model, cfg.ema_decay)
+    teacher = Teacher.load(cfg.teacher_weights) if cfg.teacher_weights else None
     step, best = _restore(files, model, optimizer, rng, kept)
     train_src = CropSource(cfg.train_data, cfg.max_train_images)
     val = CropValidation(CropSource(cfg.val_data), cfg)
@@ -397,12 +444,8 @@ def train_refiner(cfg: RefinerTrainConfig, log=print) -> RunFiles:
         images, truths, apexes = make_batch(train_src, cfg, io, rng, negatives)
         for group in optimizer.param_groups:
             group["lr"] = lr_at(step, cfg)
-        logits = model(images)
-        loss = torch.zeros(())
-        if not cfg.apex_only:
-            loss = crop_loss(logits[:, :1], truths, cfg.band_weight)
-        if cfg.apex_weight > 0:
-            loss = loss + cfg.apex_weight * apex_loss(logits[:, 1], apexes, cfg.apex_sigma_px)
+        taught = teacher(images) if teacher is not None else None
+        loss = batch_loss(model(images), truths, apexes, cfg, taught)
         optimizer.zero_grad(set_to_none=True)
         loss.backward()
         nn.utils.clip_grad_norm_(model.parameters(), 1.0)

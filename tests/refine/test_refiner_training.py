@@ -138,3 +138,74 @@ def test_sets_without_a_nozzle_are_refused_by_name(frames: Path, tmp_path: Path)
     (tmp_path / "labels.jsonl").write_text(json.dumps(bare) + "\n")
     with pytest.raises(ValueError, match=f"^{tmp_path}, {tmp_path}: no visible nozzle"):
         CropSource([tmp_path, tmp_path])
+
+
+def _logits(seed: int, channels: int = 2) -> torch.Tensor:
+    return torch.randn(2, channels, 16, 16, generator=torch.Generator().manual_seed(seed))
+
+
+@pytest.mark.parametrize(
+    ("distill_weight", "teacher_seed", "apex_weight"),
+    [(0.5, 1, 0.0), (2.0, 1, 0.0), (1.0, 2, 0.1), (0.5, None, 0.1)],
+)
+def test_a_teacher_adds_its_own_loss_by_its_weight(distill_weight, teacher_seed, apex_weight):
+    """The batch loss is the truth's, plus distill_weight times the same losses against the
+    teacher's probabilities and apex softmax; a teacher equal to the truth adds its floor."""
+    from spraycv.refine.train import apex_loss, batch_loss, crop_loss, distill_apex_loss
+
+    logits, truth = _logits(0), (torch.rand(2, 1, 16, 16) > 0.5).float()
+    apexes = torch.tensor([[8.0, 3.0], [float("nan"), float("nan")]])
+    teacher = None if teacher_seed is None else _logits(teacher_seed)
+    cfg = RefinerTrainConfig(
+        apex_weight=apex_weight,
+        model={"arch": "Unet", "encoder": "tu-tf_mobilenetv3_small_100", "apex_head": True},
+        teacher_weights="t.safetensors" if teacher is not None else None,
+        distill_weight=distill_weight if teacher is not None else 0.0,
+    )
+    expected = crop_loss(logits[:, :1], truth, cfg.band_weight)
+    if apex_weight:
+        expected = expected + apex_weight * apex_loss(logits[:, 1], apexes, cfg.apex_sigma_px)
+    if teacher is not None:
+        soft = torch.sigmoid(teacher[:, :1])
+        expected = expected + distill_weight * crop_loss(logits[:, :1], soft, cfg.band_weight)
+        if apex_weight:
+            taught = distill_apex_loss(logits[:, 1], teacher[:, 1])
+            expected = expected + distill_weight * apex_weight * taught
+    got = batch_loss(logits, truth, apexes, cfg, teacher)
+    assert float(got) == pytest.approx(float(expected))
+    if teacher is not None:
+        assert float(got) > float(batch_loss(logits, truth, apexes, cfg, None))
+
+
+def test_the_apex_softmax_learns_the_teachers_peak():
+    """The distilled apex loss is least where the student's softmax is the teacher's."""
+    from spraycv.refine.train import distill_apex_loss
+
+    teacher = _logits(3, 1)[:, 0]
+    same = distill_apex_loss(teacher.clone(), teacher)
+    assert float(same) < float(distill_apex_loss(_logits(4, 1)[:, 0], teacher))
+
+
+@pytest.mark.parametrize(
+    "settings", [{"distill_weight": 1.0}, {"teacher_weights": "teacher.safetensors"}]
+)
+def test_distillation_needs_a_teacher_and_a_weight(settings):
+    with pytest.raises(ValueError, match="teacher_weights and distill_weight"):
+        RefinerTrainConfig(**settings)
+
+
+def test_a_run_learns_from_a_teacher(frames: Path, tmp_path: Path):
+    """A short run distilled from a saved refiner: it trains, validates and saves, and its
+    sidecar names the teacher."""
+    cfg = dict(train_data=frames, val_data=frames, init_weights=None, crop_size=32,
+               batch_size=2, steps=2, warmup_steps=1, val_crops=10, checkpoint_every_s=1e9,
+               out_dir=tmp_path)  # fmt: skip
+    first = train_refiner(RefinerTrainConfig(name="teacher", **cfg), log=lambda _: None)
+    taught = RefinerTrainConfig(
+        name="student", teacher_weights=first.last, distill_weight=1.0, **cfg
+    )
+    files = train_refiner(taught, log=lambda _: None)
+    _, meta = load_checkpoint(files.last)
+    assert meta["step"] == 2
+    assert meta["train_config"]["teacher_weights"] == str(first.last)
+    assert np.isfinite(json.loads(files.log.read_text().splitlines()[-1])["loss"])
