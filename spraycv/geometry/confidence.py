@@ -31,7 +31,7 @@ NAN = float("nan")
 class Evidence:
     """What one reading rests on (NaN: not available for this input)."""
 
-    fit_rms_px: float  # the worse side's inlier RMS
+    fit_rms_px: float  # the worse side's inlier RMS, in reference pixels (pixel_scale)
     edge_contrast: float  # spray-background step across the weaker line, share of the range
     apex_support_px: float  # apex to the nearest apex-head peak (inf: no peak at all)
     apex_inside: bool
@@ -159,7 +159,7 @@ def gather(
     else:
         support = float(np.min(np.hypot(apexes[:, 0] - x, apexes[:, 1] - y)))
     return Evidence(
-        fit_rms_px=max(m.fit_rms_left_px, m.fit_rms_right_px),
+        fit_rms_px=max(m.fit_rms_left_px, m.fit_rms_right_px) / pixel_scale(shape),
         edge_contrast=edge_contrast(image, m) if image is not None else NAN,
         apex_support_px=support,
         apex_inside=bool(-0.5 <= x <= w - 0.5 and -0.5 <= y <= h - 0.5),
@@ -169,6 +169,13 @@ def gather(
         crop_support=crop_support,
         sides_meet_frac=sides_meet_frac(m),
     )
+
+
+def pixel_scale(shape: tuple[int, int]) -> float:
+    """A frame's pixels per pixel of the reference frame the fit limits were set on
+    (TUNING.reference_short_px on its shorter side); 1 for a frame no larger. The same scene
+    photographed at 4x the resolution then fits its boundaries as well, not 4x worse."""
+    return max(1.0, min(shape) / TUNING.reference_short_px)
 
 
 def _ramp(value: float, none: float, clear: float) -> float:

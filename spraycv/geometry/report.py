@@ -13,6 +13,7 @@ import numpy as np
 from spraycv.config.geometry import GeometryConfig
 from spraycv.geometry.blobs import Blob
 from spraycv.geometry.candidates import BlobReading
+from spraycv.geometry.confidence import pixel_scale
 from spraycv.geometry.coverage import coverage_overlap, coverage_width
 from spraycv.geometry.linefit import LineFit
 from spraycv.geometry.plume import Plume
@@ -103,7 +104,7 @@ def _fit_flags(
     outside the image (H, W)."""
     assert fit.left is not None and fit.right is not None
     flags: list[QualityFlag] = []
-    worst_rms = max(fit.left.rms, fit.right.rms)
+    worst_rms = max(fit.left.rms, fit.right.rms) / pixel_scale(shape)
     worst_inl = min(fit.left.inlier_frac, fit.right.inlier_frac)
     if worst_rms > cfg.max_fit_rms_px or worst_inl < cfg.min_inlier_frac:
         flags.append(QualityFlag.POOR_FIT)

@@ -98,6 +98,12 @@ class Tuning:
     contrast_offset_px: float = 2.0  # the edge is sampled max(px, frac * L) either side
     contrast_offset_frac: float = 0.03
     fit_rms_power: float = 4.0  # fit score 1 / (1 + (rms / GeometryConfig.max_fit_rms_px)^p)
+    # the fit limits hold in pixels of frames up to this many on their shorter side (the
+    # largest validated: heldout_small's far views); a larger frame's boundaries are as rough
+    # in its own, more numerous pixels, so its residuals are read in pixels of this size
+    # (confidence.pixel_scale; a photo at 4x the resolution lost 13 % of its trusted
+    # readings to poor_fit: experiments row 163)
+    reference_short_px: float = 1024.0
     crop_support_none: float = 0.2  # the refiner's mean spray probability on a plume's
     crop_support_clear: float = 0.5  # core (spraycv.refine.stage): none at all, clearly a plume
     failing_score: float = 0.5  # a piece of evidence scoring below this is a reason

@@ -134,3 +134,41 @@ def test_a_side_just_across_the_axis_is_kept() -> None:
     m, image, apexes = clean_reading()
     narrow = dataclasses.replace(m, half_angle_left_deg=-3.0, half_angle_right_deg=9.0)
     assert assess(narrow, SHAPE, CFG, image, apexes).unreliable == ""
+
+
+@pytest.mark.parametrize(
+    ("shape", "rms_over_limit", "poor"),
+    [
+        ((512, 512), 2.0, True),  # the limit as set
+        ((300, 400), 2.0, True),  # a smaller frame keeps it
+        ((1024, 1024), 2.0, True),  # ... and so does the largest frame validated
+        ((2048, 2048), 1.5, False),  # twice the pixels: 1.5 limits are 0.75 there
+        ((2048, 2048), 4.0, True),  # ... and 4 are 2
+        ((3000, 4000), 2.5, False),  # a 12 MP photo: 2.9 px per reference pixel
+    ],
+)
+def test_the_fit_limit_is_read_in_reference_pixels(shape, rms_over_limit, poor) -> None:
+    m, _, apexes = clean_reading()
+    rough = dataclasses.replace(m, fit_rms_right_px=rms_over_limit * CFG.max_fit_rms_px)
+    assessed = assess(rough, shape, CFG, None, apexes)
+    assert ("poor_fit" in assessed.unreliable.split(";")) is poor
+
+
+@pytest.mark.parametrize("name", [f"{i:06d}.jpg" for i in range(6)])
+def test_a_photo_at_four_times_the_resolution_reads_as_trusted(shipped_pipeline, name) -> None:
+    """The same sample frame at 512 px and upscaled to 2048 px (a photo camera's frame):
+    the same nozzles trusted, the same angles within a degree."""
+    import cv2
+
+    from spraycv.io.images import read_image
+    from spraycv.paths import SAMPLES_DIR
+
+    image = read_image(SAMPLES_DIR / "images" / name)
+    readings = [
+        shipped_pipeline(cv2.resize(image, None, fx=s, fy=s, interpolation=cv2.INTER_CUBIC))
+        for s in (1, 4)
+    ]
+    small, large = ([m for m in r.measurements if m.reliable] for r in readings)
+    assert len(large) == len(small) > 0
+    angles = [sorted(m.included_angle_deg for m in side) for side in (small, large)]
+    np.testing.assert_allclose(angles[1], angles[0], atol=1.0)
