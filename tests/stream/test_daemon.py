@@ -138,9 +138,9 @@ def test_bad_sources_do_not_stop_the_others(
         wait_for(lambda: server.sent > 50, what="50 frames served")
         wait_for(lambda: daemon.readers["dead"].state.value == "failed", what="dead source failed")
         wait_for(lambda: inferred(daemon, "flaky") >= 5, what="inferred frames of flaky")
+        wait_for(lambda: inferred(daemon, "demo") >= 5, what="inferred frames of demo")
         assert daemon.readers["flaky"].frames_bad >= 2
         assert daemon.readers["dead"].last_error
-        assert inferred(daemon, "demo") >= 5
         assert inferred(daemon, "dead") == 0
     finally:
         summary = daemon.stop()
