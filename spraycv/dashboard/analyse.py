@@ -84,7 +84,7 @@ def decode_image(data: bytes, name: str = "image", max_pixels: int | None = None
     """Encoded bytes -> (H, W, 3) uint8 BGR, as cv2.imread would give for a colour file
     (EXIF orientation applied), within the image limits."""
     try:
-        return images.decode_image(data, name, max_pixels, colour=True, exif_orientation=True)
+        return images.decode_image(data, name, max_pixels, colour=True)
     except ImageReadError as exc:
         raise UploadError(str(exc)) from None
 

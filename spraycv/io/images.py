@@ -241,13 +241,14 @@ def decode_image(
     name: str,
     max_pixels: int | None = None,
     colour: bool = False,
-    exif_orientation: bool = False,
+    exif_orientation: bool = True,
 ) -> np.ndarray:
     """Decode image bytes after checking them (see inspect_image).
 
     Args:
         colour: always BGR, also for single-channel files (the dashboard's choice).
-        exif_orientation: rotate as the EXIF tag says (False: as stored).
+        exif_orientation: turn a photo upright as its EXIF tag says, as viewers, LabelMe
+            and OpenCV's imread show it (False: as stored).
     Returns:
         (H, W) uint8 for single-channel files, (H, W, 3) uint8 BGR otherwise (an alpha
         channel is dropped; 16-bit images are stretched to 8 bits between percentiles of
@@ -273,8 +274,9 @@ def decode_image(
 
 
 def read_image(path: str | Path, max_pixels: int | None = None) -> np.ndarray:
-    """Read an image file as it is stored (no EXIF rotation), within the limits (max_pixels:
-    None for the configured limit).
+    """Read an image file upright (a photo's EXIF orientation applied, as every viewer and
+    LabelMe show it, so labels drawn there fit), within the limits (max_pixels: None for the
+    configured limit).
 
     Returns:
         (H, W) uint8 for single-channel files, (H, W, 3) uint8 BGR otherwise (an alpha

@@ -308,3 +308,25 @@ def test_data_errors(tmp_path: Path, build: Callable[[Path], Path], fmt: str, me
 
 def test_format_table() -> None:
     assert set(FORMATS) == {"folder", "coco", "labelme"}
+
+
+def test_a_labelme_file_drawn_on_a_portrait_phone_photo_fits_it(tmp_path: Path) -> None:
+    """A phone stores a portrait photo as landscape pixels plus an EXIF tag; LabelMe shows
+    it upright and its polygons and size are upright. The loaded image is upright too, and
+    the polygon covers the block the photo shows there."""
+    from PIL import Image
+
+    stored = np.zeros((60, 90, 3), np.uint8)
+    stored[5:20, 5:40] = 255  # top-left when stored; top-right once turned upright
+    (tmp_path / "images").mkdir()
+    exif = Image.Exif()
+    exif[0x0112] = 6  # rotate 90 degrees clockwise to view
+    Image.fromarray(stored).save(tmp_path / "images" / "p.jpg", quality=95, exif=exif.tobytes())
+    shapes = [_poly([[40.0, 5.0], [54.0, 5.0], [54.0, 39.0], [40.0, 39.0]])]  # upright (x, y)
+    content = {"version": "5.5.0", "shapes": shapes, "imagePath": "../images/p.jpg"}
+    content |= {"imageHeight": 90, "imageWidth": 60, "imageData": None}
+    _json(tmp_path / "labels" / "p.json", content)
+    (sample,) = load_samples(tmp_path / "labels", "labelme")
+    image, mask = sample.load()
+    assert image.shape == (90, 60, 3) and mask.shape == (90, 60)
+    assert image[mask > 0].mean() > 200 and image[mask == 0].mean() < 40

@@ -219,3 +219,37 @@ def test_the_configured_pixel_limit(value: str | None, limit: int, tmp_path: Pat
     path = _write(tmp_path / "a.png", np.zeros((20, 30), np.uint8))
     with pytest.raises(ImageReadError, match=r"over the limit of 0\.0001 MP"):
         read_image(path)
+
+
+def _tagged_jpeg(path: Path, stored: np.ndarray, orientation: int) -> Path:
+    """A JPEG of `stored` (H, W, 3) BGR pixels with an EXIF orientation tag, as a phone
+    writes a photo taken in portrait (the sensor's landscape pixels plus a tag)."""
+    from PIL import Image
+
+    exif = Image.Exif()
+    exif[0x0112] = orientation  # Orientation
+    Image.fromarray(stored[..., ::-1]).save(path, quality=95, exif=exif.tobytes())
+    return path
+
+
+# how a viewer turns the stored pixels upright for each EXIF orientation
+UPRIGHT = {
+    1: lambda a: a,
+    3: lambda a: cv2.rotate(a, cv2.ROTATE_180),
+    6: lambda a: cv2.rotate(a, cv2.ROTATE_90_CLOCKWISE),
+    8: lambda a: cv2.rotate(a, cv2.ROTATE_90_COUNTERCLOCKWISE),
+}
+
+
+@pytest.mark.parametrize("orientation", sorted(UPRIGHT))
+def test_a_photo_is_read_upright_as_its_exif_tag_says(tmp_path: Path, orientation: int):
+    """As every viewer and LabelMe show it, so that labels drawn there fit its pixels."""
+    stored = np.zeros((60, 90, 3), np.uint8)
+    stored[5:20, 5:40] = (0, 0, 255)  # a red block in the stored top-left corner
+    path = _tagged_jpeg(tmp_path / "photo.jpg", stored, orientation)
+    upright = UPRIGHT[orientation](stored)
+    image = read_image(path)
+    assert image.shape == upright.shape
+    assert np.abs(image.astype(int) - upright).mean() < 4  # JPEG noise only
+    as_stored = decode_image(path.read_bytes(), "photo.jpg", exif_orientation=False)
+    assert as_stored.shape == stored.shape
