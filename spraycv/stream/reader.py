@@ -5,6 +5,7 @@ from __future__ import annotations
 import logging
 import threading
 import time
+from collections import deque
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -18,6 +19,7 @@ from spraycv.redact import redact_credentials
 log = logging.getLogger("spraycv.stream.reader")
 
 MAX_BAD_READS = 5  # consecutive failed reads before the connection counts as lost
+MAX_STATE_CHANGES = 1000  # kept until the worker takes them (it does so between batches)
 VIDEO_FILE_SUFFIXES = (".mp4", ".avi", ".mov", ".mkv", ".webm", ".m4v", ".mpg", ".mpeg", ".mjpg")
 
 
@@ -105,7 +107,8 @@ class SourceReader(threading.Thread):
         self._failures = 0
         self._number = 0
         self._ever_connected = False
-        self._changes: list[StateChange] = []  # every change since the last state_changes()
+        # every change since the last state_changes() (bounded: nobody may be draining them)
+        self._changes: deque[StateChange] = deque(maxlen=MAX_STATE_CHANGES)
 
     # -- consumer side -------------------------------------------------------------------
     def take(self) -> Frame | None:
@@ -121,7 +124,8 @@ class SourceReader(threading.Thread):
         `state` misses a drop shorter than its polling gap (a camera back within one long
         inference); this list does not."""
         with self._lock:
-            changes, self._changes = self._changes, []
+            changes = list(self._changes)
+            self._changes.clear()
         return changes
 
     def has_new(self) -> bool:
