@@ -150,7 +150,7 @@ def _logits(seed: int, channels: int = 2) -> torch.Tensor:
 )
 def test_a_teacher_adds_its_own_loss_by_its_weight(distill_weight, teacher_seed, apex_weight):
     """The batch loss is the truth's, plus distill_weight times the same losses against the
-    teacher's probabilities and apex softmax; a teacher equal to the truth adds its floor."""
+    teacher's probabilities and apex softmax."""
     from spraycv.refine.train import apex_loss, batch_loss, crop_loss, distill_apex_loss
 
     logits, truth = _logits(0), (torch.rand(2, 1, 16, 16) > 0.5).float()
