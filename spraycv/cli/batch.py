@@ -17,7 +17,7 @@ import typer
 
 from spraycv.cli.errors import bad_request, inputs_failed, one_line
 from spraycv.io.images import ENV_MAX_PIXELS, IMAGE_SUFFIXES, MAX_IMAGE_PIXELS, source_files
-from spraycv.io.video import is_url
+from spraycv.io.video import VIDEO_SUFFIXES, is_url
 
 
 def _stderr(line: str) -> None:
@@ -79,6 +79,11 @@ def _why_empty(source: str, reads_streams: bool) -> str | None:
                 f"{source}: `spraycv measure` reads image and mask files; "
                 "`spraycv predict` reads streams and URLs"
             )
+        )
+    if not reads_streams and Path(source).suffix.lower() in VIDEO_SUFFIXES:
+        return (  # a video file: it would otherwise fail as "not a readable image"
+            f"{source}: `spraycv measure` reads image and mask files; "
+            "`spraycv predict` reads videos, frame by frame"
         )
     if source_files(source):
         return None

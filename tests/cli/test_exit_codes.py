@@ -25,6 +25,7 @@ OK, FAILED, BAD = ExitCode.OK, ExitCode.INPUTS_FAILED, ExitCode.BAD_REQUEST
 CASES: list[tuple[list[str], ExitCode, str]] = [
     (["measure", "{tmp}"], BAD, "nothing to measure: {tmp}: the folder holds no image files"),
     (["measure", "http://127.0.0.1:9/x.mjpg"], BAD, "`spraycv predict` reads streams"),
+    (["measure", str(REPO / "data/samples/video.mp4")], BAD, "`spraycv predict` reads videos"),
     (["measure", "{tmp}/*.png"], BAD, "{tmp}/*.png: the pattern matches no file"),
     (["predict", "{tmp}"], BAD, "nothing to measure"),
     (["predict", IMAGE, "--weights", "{tmp}/missing.pt"], BAD, "no backend for suffix '.pt'"),
