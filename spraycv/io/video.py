@@ -11,7 +11,7 @@ import numpy as np
 
 from spraycv.io.images import ImageHeader, ImageReadError, check_header
 
-VIDEO_SUFFIXES = (".mp4", ".avi", ".mov", ".mkv", ".webm", ".m4v", ".mpg", ".mpeg")
+VIDEO_SUFFIXES = (".mp4", ".avi", ".mov", ".mkv", ".webm", ".m4v", ".mpg", ".mpeg", ".mjpg")
 STREAM_SCHEMES = ("rtsp", "rtsps", "rtmp", "http", "https", "udp", "tcp", "srt")
 STREAM_TIMEOUT_MS = 10_000  # opening or reading a stream gives up after this long
 FALLBACK_FPS = 10.0  # for overlays of streams that announce no frame rate

@@ -14,13 +14,13 @@ import numpy as np
 
 from spraycv.config.daemon import ReconnectConfig, SourceConfig
 from spraycv.geometry.types import ValueEnum
+from spraycv.io.video import VIDEO_SUFFIXES
 from spraycv.redact import redact_credentials
 
 log = logging.getLogger("spraycv.stream.reader")
 
 MAX_BAD_READS = 5  # consecutive failed reads before the connection counts as lost
 MAX_STATE_CHANGES = 1000  # kept until the worker takes them (it does so between batches)
-VIDEO_FILE_SUFFIXES = (".mp4", ".avi", ".mov", ".mkv", ".webm", ".m4v", ".mpg", ".mpeg", ".mjpg")
 
 
 class SourceState(ValueEnum):
@@ -61,7 +61,7 @@ def _capture_target(url: str) -> tuple[str | int, int]:
 
 
 def is_video_file(url: str) -> bool:
-    return "://" not in url and Path(url).suffix.lower() in VIDEO_FILE_SUFFIXES
+    return "://" not in url and Path(url).suffix.lower() in VIDEO_SUFFIXES
 
 
 def check_frame(image: np.ndarray | None) -> str | None:
