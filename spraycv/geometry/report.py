@@ -18,7 +18,7 @@ from spraycv.geometry.coverage import coverage_overlap, coverage_width
 from spraycv.geometry.linefit import LineFit
 from spraycv.geometry.plume import Plume
 from spraycv.geometry.types import ConeMeasurement, Line, MeasureHints, Point, QualityFlag
-from spraycv.geometry.wedge import WedgeFit, band_limits, normal_left, width_profile
+from spraycv.geometry.wedge import WedgeFit, band_limits, half_angles, normal_left, width_profile
 
 NAN = float("nan")
 
@@ -87,14 +87,9 @@ def _own_extent(plume: Plume, apex: np.ndarray, u: np.ndarray) -> tuple[float, b
 
 
 def _half_angles(fit: WedgeFit, u: np.ndarray) -> tuple[float, float]:
-    """(left, right) half-angles (deg) of the fitted lines from the axis u (2,), positive
-    when the boundary opens away from it."""
+    """(left, right) half-angles (deg) of the fitted lines from the axis u (2,)."""
     assert fit.left is not None and fit.right is not None
-    n = normal_left(u)
-    dl, dr = fit.left.direction, fit.right.direction
-    hl = math.degrees(math.atan2(float(dl @ n), float(dl @ u)))
-    hr = math.degrees(math.atan2(-float(dr @ n), float(dr @ u)))
-    return hl, hr
+    return half_angles(fit.left.direction, fit.right.direction, u)
 
 
 def _fit_flags(

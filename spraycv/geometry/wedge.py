@@ -81,6 +81,16 @@ def normal_left(u: np.ndarray) -> np.ndarray:
     return np.array([-u[1], u[0]])
 
 
+def half_angles(dl: np.ndarray, dr: np.ndarray, u: np.ndarray) -> tuple[float, float]:
+    """(left, right) half angles (deg) of the unit side directions dl, dr (2,) from the unit
+    axis u (2,): positive where each side opens away from u on its own side."""
+    n = normal_left(u)
+    return (
+        math.degrees(math.atan2(float(dl @ n), float(dl @ u))),
+        math.degrees(math.atan2(-float(dr @ n), float(dr @ u))),
+    )
+
+
 def _explicit_band(band: BandConfig, mm_per_px: float | None) -> tuple[float, float] | None:
     """The band set in px, else in mm (converted), else None (fractions of L apply)."""
     if band.start_px is not None and band.end_px is not None:

@@ -13,7 +13,7 @@ from spraycv.geometry.boomline import apex_line_axis
 from spraycv.geometry.coverage import coverage_width
 from spraycv.geometry.linefit import LineFit, intersect
 from spraycv.geometry.types import ConeMeasurement, Line, MeasureHints
-from spraycv.geometry.wedge import normal_left
+from spraycv.geometry.wedge import half_angles
 from spraycv.refine.apex import channel_apex
 from spraycv.refine.edges import APEX_BAND, APEX_SOURCES, READ_BAND, side_lines
 from spraycv.refine.pose import (
@@ -207,21 +207,11 @@ def _has_sides(m: ConeMeasurement) -> bool:
     return m.ok and bool(np.isfinite(lines).all())
 
 
-def halves(dl: np.ndarray, dr: np.ndarray, u: np.ndarray) -> tuple[float, float]:
-    """The left and right half angles (deg) of the unit side directions dl, dr (2,) from the
-    unit axis u (2,): positive where each side lies on its own side of u."""
-    n = normal_left(u)
-    return (
-        math.degrees(math.atan2(float(dl @ n), float(dl @ u))),
-        math.degrees(math.atan2(-float(dr @ n), float(dr @ u))),
-    )
-
-
 def with_axis(m: ConeMeasurement, u: np.ndarray) -> ConeMeasurement:
     """`m` with the unit axis u (2,): its tilt and the halves of its included angle (the
     angles of its lines from u) read again; `m` itself where u does not lie between them."""
     dl, dr = np.asarray(m.left_line.direction), np.asarray(m.right_line.direction)
-    hl, hr = halves(dl, dr, u)
+    hl, hr = half_angles(dl, dr, u)
     if not (hl > 0.0 and hr > 0.0):  # NaN too
         return m
     return dataclasses.replace(
@@ -250,7 +240,7 @@ def refined(
     u = np.asarray(m.axis, dtype=np.float64)
     if m.axis_source == "bisector":
         u = (dl + dr) / np.linalg.norm(dl + dr)
-    hl, hr = halves(dl, dr, u)
+    hl, hr = half_angles(dl, dr, u)
     inc = hl + hr
     if not 0.0 < inc < 180.0:
         return m

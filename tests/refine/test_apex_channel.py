@@ -13,9 +13,10 @@ from spraycv.config.refine import RefinerTrainConfig
 from spraycv.refine.apex import channel_apex, read_apex
 from spraycv.refine.data import CropSource
 from spraycv.refine.edges import APEX_SOURCES, near_apex, side_lines
+from spraycv.refine.losses import apex_loss
 from spraycv.refine.pose import crop_pose, warp_crop
 from spraycv.refine.stage import Refiner
-from spraycv.refine.train import apex_loss, make_batch, train_refiner
+from spraycv.refine.train import make_batch, train_refiner
 from spraycv.runtime.predictor import load_predictor
 from spraycv.runtime.processing import ModelIO, preprocess
 from spraycv.training.checkpoint import load_checkpoint

@@ -151,7 +151,7 @@ def _logits(seed: int, channels: int = 2) -> torch.Tensor:
 def test_a_teacher_adds_its_own_loss_by_its_weight(distill_weight, teacher_seed, apex_weight):
     """The batch loss is the truth's, plus distill_weight times the same losses against the
     teacher's probabilities and apex softmax."""
-    from spraycv.refine.train import apex_loss, batch_loss, crop_loss, distill_apex_loss
+    from spraycv.refine.losses import apex_loss, batch_loss, crop_loss, distill_apex_loss
 
     logits, truth = _logits(0), (torch.rand(2, 1, 16, 16) > 0.5).float()
     apexes = torch.tensor([[8.0, 3.0], [float("nan"), float("nan")]])
@@ -179,7 +179,7 @@ def test_a_teacher_adds_its_own_loss_by_its_weight(distill_weight, teacher_seed,
 
 def test_the_apex_softmax_learns_the_teachers_peak():
     """The distilled apex loss is least where the student's softmax is the teacher's."""
-    from spraycv.refine.train import distill_apex_loss
+    from spraycv.refine.losses import distill_apex_loss
 
     teacher = _logits(3, 1)[:, 0]
     same = distill_apex_loss(teacher.clone(), teacher)
