@@ -41,6 +41,10 @@ it bounds the size of a file read whole into memory."""
 # Pixel formats (Pillow's mode names) by how they are decoded: one channel or BGR colour.
 GREY_MODES = frozenset({"1", "L", "LA", "La", "I;16", "I;16B", "I;16L", "I;16N"})
 COLOUR_MODES = frozenset({"RGB", "RGBA", "RGBX", "RGBa", "P", "PA", "CMYK", "YCbCr"})
+# what a refused mode holds, in words (the mode's name alone means little to a user)
+MODE_WORDS = {"F": "32-bit floating point", "I": "32-bit integer", "I;32": "32-bit integer"}
+PILLOW_UNKNOWN_MODE = "unknown pixel mode"  # Pillow's header error for a sample layout it lacks
+READ_MODES = "read: 8- or 16-bit grey, colour, colour with alpha, palette"
 
 
 class ImageReadError(ValueError):
@@ -196,6 +200,11 @@ def read_header(data: bytes, name: str) -> ImageHeader:
     try:
         width, height, mode = fmt.header(data)
     except Exception as exc:  # Pillow's parsers raise SyntaxError, OSError, struct.error, ...
+        if str(exc) == PILLOW_UNKNOWN_MODE:  # a whole header of samples not read, e.g. float RGB
+            raise ImageReadError(
+                f"{name}: unsupported {fmt.name} pixel format (samples of a depth or type not "
+                f"read, such as floating-point colour; {READ_MODES})"
+            ) from None
         raise ImageReadError(
             f"{name}: not a readable image (corrupt {fmt.name} header: {exc})"
         ) from None
@@ -212,16 +221,18 @@ def check_header(header: ImageHeader, name: str, max_pixels: int | None = None) 
     if header.pixels > max_pixels:
         raise ImageReadError(
             f"{name}: {size} ({header.pixels / 1e6:.1f} MP) is over the limit of "
-            f"{max_pixels / 1e6:g} MP, so it is not decoded (raise the limit to measure it)"
+            f"{max_pixels / 1e6:g} MP, so it is not decoded (raise the limit with --max-pixels "
+            f"or {ENV_MAX_PIXELS} to measure it)"
         )
     if min(header.width, header.height) < MIN_IMAGE_SIDE_PX:
         raise ImageReadError(
             f"{name}: {size} is too small to measure (at least {MIN_IMAGE_SIDE_PX} px a side)"
         )
     if header.mode not in GREY_MODES | COLOUR_MODES:
+        words = f", {MODE_WORDS[header.mode]}" if header.mode in MODE_WORDS else ""
         raise ImageReadError(
-            f"{name}: unsupported pixel format {header.mode!r} "
-            "(read: 8- or 16-bit grey, colour, colour with alpha, palette)"
+            f"{name}: unsupported pixel format {header.mode!r}{words} ({READ_MODES}; export "
+            "the image as 8 or 16 bits)"
         )
 
 

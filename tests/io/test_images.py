@@ -184,8 +184,12 @@ def test_float_images_and_unknown_formats_are_refused():
 
     out = io.BytesIO()
     Image.new("F", (30, 20), 0.5).save(out, "TIFF")
-    with pytest.raises(ImageReadError, match="unsupported pixel format 'F'"):
+    with pytest.raises(ImageReadError, match="unsupported pixel format 'F', 32-bit floating"):
         decode_image(out.getvalue(), "f.tif")
+    # three channels of floats: Pillow names no mode for them; not "a corrupt header"
+    float_rgb = cv2.imencode(".tiff", np.full((20, 30, 3), 0.5, np.float32))[1].tobytes()
+    with pytest.raises(ImageReadError, match=r"^rgb\.tif: unsupported TIFF pixel format \("):
+        decode_image(float_rgb, "rgb.tif")
     out = io.BytesIO()
     Image.new("RGB", (30, 20)).save(out, "GIF")
     with pytest.raises(ImageReadError, match="not a PNG, JPEG, BMP, TIFF or WebP file"):
@@ -217,7 +221,7 @@ def test_the_configured_pixel_limit(value: str | None, limit: int, tmp_path: Pat
     assert configured_max_pixels(env) == limit
     monkeypatch.setenv("SPRAYCV_MAX_IMAGE_PIXELS", "100")  # read_image's default follows it
     path = _write(tmp_path / "a.png", np.zeros((20, 30), np.uint8))
-    with pytest.raises(ImageReadError, match=r"over the limit of 0\.0001 MP"):
+    with pytest.raises(ImageReadError, match=r"over the limit of 0\.0001 MP.*SPRAYCV_MAX_IMAGE"):
         read_image(path)
 
 
