@@ -11,10 +11,11 @@ import math
 
 import numpy as np
 
-from spraycv.config.render import NozzleDistConfig, RenderConfig
+from spraycv.config.render import AppearanceConfig, NozzleDistConfig, RenderConfig
 from spraycv.data.synth.envelope import EnvelopeSpec, ensure_straight
 from spraycv.data.synth.noise import smooth_noise_1d
 from spraycv.data.synth.params import (
+    CameraParams,
     NozzleParams,
     SceneParams,
     pick,
@@ -205,6 +206,73 @@ def _envelope(
     return ensure_straight(spec)
 
 
+def _boom_draws(
+    rng: np.random.Generator, cfg: NozzleDistConfig
+) -> tuple[bool, list[str], list[str], list[float]]:
+    """How many nozzles a boom carries and each one's type, state and included angle:
+    (one nozzle model on the whole boom, types, states, angles in deg)."""
+    n = (
+        1
+        if rng.random() < cfg.prob_single
+        else int(rng.integers(cfg.n_boom_range[0], cfg.n_boom_range[1] + 1))
+    )
+    same = rng.random() < 0.85  # a boom usually carries one nozzle model
+    base_type, base_theta = pick(rng, cfg.type_probs), _included(rng, cfg)
+    types, states, thetas = [], [], []
+    for _ in range(n):
+        types.append(base_type if same else pick(rng, cfg.type_probs))
+        thetas.append(base_theta if same else _included(rng, cfg))
+        states.append(pick(rng, cfg.state_probs))
+    if all(s == "off" for s in states):
+        states[int(rng.integers(n))] = "on"
+    return same, types, states, thetas
+
+
+def _relative_lengths(
+    rng: np.random.Generator, states: list[str], cfg: NozzleDistConfig
+) -> list[float]:
+    """Each plume's length relative to the boom's: jittered, shorter when weak or clogged."""
+    rel = []
+    for s in states:
+        r = 1.0 + ur(rng, (-cfg.length_jitter, cfg.length_jitter))
+        if s == "weak":
+            r *= ur(rng, cfg.weak_length_factor)
+        elif s == "clogged":
+            r *= ur(rng, (0.6, 1.0))
+        rel.append(r)
+    return rel
+
+
+def _boom(
+    rng: np.random.Generator,
+    n: int,
+    spacing: float,
+    u: np.ndarray,
+    body_w: float,
+    world_tilt: float,
+    appearance: AppearanceConfig,
+) -> dict:
+    """The boom's record: nozzle count, pitch, direction and its pipe."""
+    return {
+        "n_nozzles": n,
+        "spacing_px": float(spacing),
+        "direction": [float(-u[1]), float(u[0])],
+        "pipe": n > 1 or rng.random() > appearance.prob_feed_pipe,
+        "pipe_radius_px": body_w * ur(rng, (0.3, 0.6)),
+        "pipe_color": [ur(rng, (0.45, 0.8))] * 3 if rng.random() < 0.7 else [0.07, 0.07, 0.07],
+        "world_tilt_deg": world_tilt,
+    }
+
+
+def _exposed_for(camera: CameraParams, light: dict) -> CameraParams:
+    """The camera with its gain set for a bright background (a panel or a field), as a
+    camera's auto-exposure would; unchanged in front of a dark one."""
+    if light["background"] in ("panel", "field"):
+        level = float(light["bg_level"]) * (1.0 if light["background"] == "panel" else 1.4)
+        camera.exposure_gain = float(np.clip(camera.exposure_gain * 0.85 / level, 0.4, 1.2 / level))
+    return camera
+
+
 def sample_scene(
     rng: np.random.Generator, width: int, height: int, config: RenderConfig
 ) -> SceneParams:
@@ -221,30 +289,10 @@ def sample_scene(
     )
     u = np.array(_unit(world_tilt + roll))
     gdir = _unit(roll)
-    n = (
-        1
-        if rng.random() < cfg.prob_single
-        else int(rng.integers(cfg.n_boom_range[0], cfg.n_boom_range[1] + 1))
-    )
-    same = rng.random() < 0.85  # a boom usually carries one nozzle model
-    base_type, base_theta = pick(rng, cfg.type_probs), _included(rng, cfg)
-    types, states, thetas = [], [], []
-    for _ in range(n):
-        types.append(base_type if same else pick(rng, cfg.type_probs))
-        thetas.append(base_theta if same else _included(rng, cfg))
-        states.append(pick(rng, cfg.state_probs))
-    if all(s == "off" for s in states):
-        states[int(rng.integers(n))] = "on"
+    same, types, states, thetas = _boom_draws(rng, cfg)
     visible = [s != "off" for s in states]
     halves = [_half_angles(rng, t, s, cfg) for t, s in zip(thetas, states, strict=True)]
-    rel = []
-    for s in states:
-        r = 1.0 + ur(rng, (-cfg.length_jitter, cfg.length_jitter))
-        if s == "weak":
-            r *= ur(rng, cfg.weak_length_factor)
-        elif s == "clogged":
-            r *= ur(rng, (0.6, 1.0))
-        rel.append(r)
+    rel = _relative_lengths(rng, states, cfg)
     apexes, spacing, l0, halves, visible = _place(rng, u, halves, rel, visible, width, height, cfg)
     n = len(apexes)
     for i in range(n):
@@ -252,8 +300,7 @@ def sample_scene(
             states[i] = "on"
     body_w = ur(rng, cfg.body_width_frac_range) * size
     max_w = 0.7 * spacing if n > 1 else body_w
-    # One nozzle model on the whole boom.
-    body = sample_body(rng, body_w, max_w, cfg.body_shape_probs)
+    body = sample_body(rng, body_w, max_w, cfg.body_shape_probs)  # one model on the boom
     nozzles = []
     for i in range(n):
         env = _envelope(rng, apexes[i], u, *halves[i], l0 * rel[i], gdir, cfg)
@@ -261,19 +308,8 @@ def sample_scene(
         if not same:
             body = sample_body(rng, body_w, max_w, cfg.body_shape_probs)
         nozzles.append(NozzleParams(i, types[i], states[i], env, thetas[i], body=body, **app))
-    boom = {
-        "n_nozzles": n,
-        "spacing_px": float(spacing),
-        "direction": [float(-u[1]), float(u[0])],
-        "pipe": n > 1 or rng.random() > config.appearance.prob_feed_pipe,
-        "pipe_radius_px": body_w * ur(rng, (0.3, 0.6)),
-        "pipe_color": [ur(rng, (0.45, 0.8))] * 3 if rng.random() < 0.7 else [0.07, 0.07, 0.07],
-        "world_tilt_deg": world_tilt,
-    }
-    camera = sample_camera(rng, config.camera, px)
-    if light["background"] in ("panel", "field"):  # exposed for the bright background
-        level = float(light["bg_level"]) * (1.0 if light["background"] == "panel" else 1.4)
-        camera.exposure_gain = float(np.clip(camera.exposure_gain * 0.85 / level, 0.4, 1.2 / level))
+    boom = _boom(rng, n, spacing, u, body_w, world_tilt, config.appearance)
+    camera = _exposed_for(sample_camera(rng, config.camera, px), light)
     return SceneParams(
         width=width,
         height=height,
