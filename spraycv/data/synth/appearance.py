@@ -9,11 +9,12 @@ with the envelope and fade near its ragged front, where an annotator stops outli
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
 
 import cv2
 import numpy as np
 
-from spraycv.data.synth.envelope import front_radius_at, polygon, unwarp, warp
+from spraycv.data.synth.envelope import EnvelopeSpec, front_radius_at, polygon, unwarp, warp
 from spraycv.data.synth.noise import big_blur, smooth_noise_1d, smooth_noise_2d, smoothstep
 from spraycv.data.synth.params import NozzleParams
 
@@ -140,6 +141,91 @@ def _ligaments(rng: np.random.Generator, nz: NozzleParams, roi: Roi, px: float) 
     return layer.astype(np.float32) / 255.0
 
 
+@dataclass(frozen=True)
+class _PlumeCoords:
+    """Per-pixel coordinates of a ROI in a plume's unwarped frame, each (h, w) float32:
+    axial a, radius r, ray angle phi, across-spray position q (-1..1 between the sides),
+    radius t over the front's, and d_in, the signed distance (px) to the nearer side
+    (positive inside the wedge)."""
+
+    a: np.ndarray
+    r: np.ndarray
+    phi: np.ndarray
+    q: np.ndarray
+    t: np.ndarray
+    d_in: np.ndarray
+
+
+def _plume_coords(spec: EnvelopeSpec, roi: Roi) -> _PlumeCoords:
+    y0, y1, x0, x1 = roi
+    xs = np.arange(x0, x1, dtype=np.float32)[None, :]
+    ys = np.arange(y0, y1, dtype=np.float32)[:, None]
+    a, l = unwarp(spec, xs, ys)  # noqa: E741
+    r = np.hypot(a, l)
+    phi = np.arctan2(l, a)
+    al, ar = math.radians(spec.half_left_deg), math.radians(spec.half_right_deg)
+    q = (phi - (al - ar) / 2) / ((al + ar) / 2)
+    t = r / front_radius_at(spec, phi)
+    d_in = np.minimum(
+        r * np.sin(np.clip(al - phi, -1.5, 1.5)), r * np.sin(np.clip(phi + ar, -1.5, 1.5))
+    )
+    d_in = np.where(a > 0, d_in, -r)
+    return _PlumeCoords(a, r, phi, q, t, d_in)
+
+
+def _sheet(
+    rng: np.random.Generator, nz: NozzleParams, c: _PlumeCoords, li: np.ndarray, px: float
+) -> np.ndarray:
+    """The liquid sheet's density (h, w): smooth, radially striated, breaking up at a
+    ragged distance. li: (h, w) each pixel's index into the across-spray tables."""
+    h, w = c.r.shape
+    beta = nz.breakup_frac
+    prof = _profile(nz.nozzle_type, np.clip(c.q, -1.0, 1.0), nz.rim)
+    # Across-spray textures are 1-D: tabulate them once, look them up per pixel.
+    grid = np.linspace(0.0, 1.0, _TABLE, dtype=np.float32)
+    brk = (beta * (1.0 + 0.25 * smooth_noise_1d(rng, 6, grid)))[li]
+    n_striae = int(rng.integers(40, 140))
+    striae = (1.0 + nz.streak_contrast * smooth_noise_1d(rng, n_striae, grid))[li]
+    holes = smoothstep(0.3, 1.2, smooth_noise_2d(rng, h, w, max(h, w) / (10 * px)))
+    t = c.t
+    sheet_fade = smoothstep(brk, 0.7 * brk, t) * (1.0 - holes * smoothstep(0.5 * brk, brk, t))
+    edge = np.clip(c.d_in + 0.5, 0.0, 1.0)
+    return 1.3 * prof * (1.0 - 0.4 * t / beta) * striae * sheet_fade * edge
+
+
+def _cloud(
+    rng: np.random.Generator,
+    nz: NozzleParams,
+    c: _PlumeCoords,
+    li: np.ndarray,
+    px: float,
+) -> np.ndarray:
+    """Unresolved fine droplets' density (h, w): cloudy, soft-edged, thinning out towards
+    the front."""
+    kind, beta, t = nz.nozzle_type, nz.breakup_frac, c.t
+    h, w = c.r.shape
+    grid = np.linspace(0.0, 1.0, _TABLE, dtype=np.float32)
+    cloud_prof = (
+        _profile(kind, np.clip(c.q, -1.0, 1.0), 0.3 * nz.rim) if kind != "flat_fan" else 1.0
+    )
+    tex = 1.0 + 0.6 * smooth_noise_2d(rng, h, w, max(h, w) / (25 * px), octaves=3)
+    # Droplet streams along rays: strong in sheet sprays, washed out by full-cone turbulence.
+    amp = 0.12 if kind == "full_cone" else 0.35
+    streams = (1.0 + amp * smooth_noise_1d(rng, int(rng.integers(15, 50)), grid))[li]
+    soft = 1.0 / (1.0 + np.exp(-c.d_in / (0.7 + 0.025 * c.r)))
+    cloud = (
+        cloud_prof
+        * tex
+        * streams
+        * soft
+        * smoothstep(0.6 * beta, 1.5 * beta, t)
+        * smoothstep(1.1, 0.7, t)
+        / (0.4 + t)
+    )
+    far = float(np.clip((300.0 * px / nz.envelope.length) ** 0.5, 1.0, 2.0))  # unresolved mist
+    return np.maximum(cloud, 0.0) * (0.3 * nz.density * far * (2.0 if kind == "full_cone" else 1.0))
+
+
 def spray_density(
     rng: np.random.Generator,
     nz: NozzleParams,
@@ -155,57 +241,11 @@ def spray_density(
         px: pixel scale of the image (size / 512).
     """
     spec, kind = nz.envelope, nz.nozzle_type
-    y0, y1, x0, x1 = roi
-    h, w = y1 - y0, x1 - x0
-    xs = np.arange(x0, x1, dtype=np.float32)[None, :]
-    ys = np.arange(y0, y1, dtype=np.float32)[:, None]
-    a, l = unwarp(spec, xs, ys)  # noqa: E741
-    r = np.hypot(a, l)
-    phi = np.arctan2(l, a)
-    al, ar = math.radians(spec.half_left_deg), math.radians(spec.half_right_deg)
-    q = (phi - (al - ar) / 2) / ((al + ar) / 2)
-    t = r / front_radius_at(spec, phi)
-    # Signed distance (px) to the nearer boundary ray, positive inside the wedge.
-    d_in = np.minimum(
-        r * np.sin(np.clip(al - phi, -1.5, 1.5)), r * np.sin(np.clip(phi + ar, -1.5, 1.5))
-    )
-    d_in = np.where(a > 0, d_in, -r)
+    c = _plume_coords(spec, roi)
+    li = (np.clip((c.q + 1.0) * 0.5, 0.0, 1.0) * (_TABLE - 1)).astype(np.int32)
+    sheet = _sheet(rng, nz, c, li, px)
+    cloud = _cloud(rng, nz, c, li, px)
     beta = nz.breakup_frac
-    prof = _profile(kind, np.clip(q, -1.0, 1.0), nz.rim)
-
-    # Liquid sheet: smooth, radially striated, breaking up at a ragged distance.
-    # Across-spray textures are 1-D: tabulate them once, look them up per pixel.
-    grid = np.linspace(0.0, 1.0, _TABLE, dtype=np.float32)
-    li = (np.clip((q + 1.0) * 0.5, 0.0, 1.0) * (_TABLE - 1)).astype(np.int32)
-    brk = (beta * (1.0 + 0.25 * smooth_noise_1d(rng, 6, grid)))[li]
-    n_striae = int(rng.integers(40, 140))
-    striae = (1.0 + nz.streak_contrast * smooth_noise_1d(rng, n_striae, grid))[li]
-    holes = smoothstep(0.3, 1.2, smooth_noise_2d(rng, h, w, max(h, w) / (10 * px)))
-    sheet_fade = smoothstep(brk, 0.7 * brk, t) * (1.0 - holes * smoothstep(0.5 * brk, brk, t))
-    edge = np.clip(d_in + 0.5, 0.0, 1.0)
-    sheet = 1.3 * prof * (1.0 - 0.4 * t / beta) * striae * sheet_fade * edge
-
-    # Unresolved fine droplets: cloudy, soft-edged, thinning out towards the front.
-    cloud_prof = _profile(kind, np.clip(q, -1.0, 1.0), 0.3 * nz.rim) if kind != "flat_fan" else 1.0
-    tex = 1.0 + 0.6 * smooth_noise_2d(rng, h, w, max(h, w) / (25 * px), octaves=3)
-    # Droplet streams along rays: strong in sheet sprays, washed out by full-cone turbulence.
-    amp = 0.12 if kind == "full_cone" else 0.35
-    streams = (1.0 + amp * smooth_noise_1d(rng, int(rng.integers(15, 50)), grid))[li]
-    soft = 1.0 / (1.0 + np.exp(-d_in / (0.7 + 0.025 * r)))
-    cloud = (
-        cloud_prof
-        * tex
-        * streams
-        * soft
-        * smoothstep(0.6 * beta, 1.5 * beta, t)
-        * smoothstep(1.1, 0.7, t)
-        / (0.4 + t)
-    )
-    far = float(np.clip((300.0 * px / spec.length) ** 0.5, 1.0, 2.0))  # unresolved mist
-    cloud = np.maximum(cloud, 0.0) * (
-        0.3 * nz.density * far * (2.0 if kind == "full_cone" else 1.0)
-    )
-
     drops = _droplets(rng, nz, roi, streak_px, area_px, px)
     ligs = _ligaments(rng, nz, roi, px) if kind != "full_cone" or beta > 0.05 else 0.0
     dens = sheet * 0.9 + cloud + drops + 0.45 * ligs

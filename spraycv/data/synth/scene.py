@@ -12,7 +12,7 @@ import math
 import cv2
 import numpy as np
 
-from spraycv.data.synth.params import Color, NozzleParams, SceneParams
+from spraycv.data.synth.params import BodyParams, Color, NozzleParams, SceneParams
 
 
 class _Frame:
@@ -79,6 +79,36 @@ def _part(
     return sl, np.clip(d + 0.5, 0.0, 1.0), db / np.maximum(wa / 2, 1e-3)
 
 
+def _body_parts(
+    bd: BodyParams, pipe: bool, pipe_c: float, pr: float, top: float
+) -> list[tuple[float, float, float, float, Color, float]]:
+    """A nozzle body's parts, top down, as (axial start, end, width there, width at the
+    end, colour, specular strength): the clamp around the pipe (with a pipe), the holder,
+    the cap and the tip. Axial positions are along the spray axis from the orifice."""
+    a1, a2 = -bd.tip_len, -bd.tip_len - bd.cap_len
+    parts = [
+        (pipe_c if pipe else -top, a2, bd.holder_w, bd.holder_w, bd.holder_color, 0.4),
+        (a2, a1, bd.cap_w, bd.cap_w * 0.92, bd.cap_color, 0.5),
+        (a1, 0.0, bd.tip_w1, bd.tip_w0, bd.tip_color, 0.8),
+    ]
+    if pipe:  # clamp around the pipe: bright stainless, a specular fixture
+        clamp_w = bd.holder_w * 1.25
+        parts.insert(
+            0, (pipe_c - 1.2 * pr, pipe_c + 1.2 * pr, clamp_w, clamp_w, (0.7, 0.7, 0.7), 1.2)
+        )
+    return parts
+
+
+def _cap_ribs(
+    img: np.ndarray, fr: _Frame, bd: BodyParams, b0: float, rng: np.random.Generator
+) -> None:
+    """Dark grooves across a bayonet cap, painted into `img` in place."""
+    a1, a2 = -bd.tip_len, -bd.tip_len - bd.cap_len
+    sl, in_cap, _ = _part(fr, b0, a2, a1, bd.cap_w, bd.cap_w * 0.92)
+    ribs = np.cos((fr.a[sl] - a2) / max(bd.cap_len, 1) * 2 * math.pi * int(rng.integers(2, 5)))
+    img[sl] *= (1.0 - 0.25 * in_cap * (ribs > 0.7))[..., None]
+
+
 def draw_hardware(img: np.ndarray, scene: SceneParams, rng: np.random.Generator) -> np.ndarray:
     """Draw pipe, bodies and fixtures onto `img` (H, W, 3) in place.
 
@@ -109,37 +139,17 @@ def draw_hardware(img: np.ndarray, scene: SceneParams, rng: np.random.Generator)
                 img[sl], alpha, s, tuple(boom["pipe_color"]), float(rng.uniform(0.2, 1.0)), s0, dark
             )
             hw[sl] = np.maximum(hw[sl], alpha)
-        a1, a2 = -bd.tip_len, -bd.tip_len - bd.cap_len
-        parts = [
-            (pipe_c if boom["pipe"] else -top, a2, bd.holder_w, bd.holder_w, bd.holder_color, 0.4),
-            (a2, a1, bd.cap_w, bd.cap_w * 0.92, bd.cap_color, 0.5),
-            (a1, 0.0, bd.tip_w1, bd.tip_w0, bd.tip_color, 0.8),
-        ]
-        if boom["pipe"]:  # clamp around the pipe: bright stainless, a specular fixture
-            parts.insert(
-                0,
-                (
-                    pipe_c - 1.2 * pr,
-                    pipe_c + 1.2 * pr,
-                    bd.holder_w * 1.25,
-                    bd.holder_w * 1.25,
-                    (0.7, 0.7, 0.7),
-                    1.2,
-                ),
-            )
-        for a_lo, a_hi, w_lo, w_hi, col, spec in parts:
+        for a_lo, a_hi, w_lo, w_hi, col, spec in _body_parts(
+            bd, bool(boom["pipe"]), pipe_c, pr, top
+        ):
             if a_hi <= a_lo:  # a body without this part (no cap on a bare stem)
                 continue
             sl, alpha, s = _part(fr, b0, a_lo, a_hi, w_lo, w_hi)
             gloss = spec * bd.gloss * float(rng.uniform(0.5, 1.3))
             _paint(img[sl], alpha, s, col, gloss, s0, dark)
             hw[sl] = np.maximum(hw[sl], alpha)
-        if bd.shape != "bayonet":
-            continue
-        # Cap ribs: dark grooves across the bayonet cap.
-        sl, in_cap, _ = _part(fr, b0, a2, a1, bd.cap_w, bd.cap_w * 0.92)
-        ribs = np.cos((fr.a[sl] - a2) / max(bd.cap_len, 1) * 2 * math.pi * int(rng.integers(2, 5)))
-        img[sl] *= (1.0 - 0.25 * in_cap * (ribs > 0.7))[..., None]
+        if bd.shape == "bayonet":
+            _cap_ribs(img, fr, bd, b0, rng)
     if scene.fixtures:
         _fixtures(img, scene, fr, rng, dark, top)
     return hw > 0.5

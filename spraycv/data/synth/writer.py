@@ -90,6 +90,24 @@ def _records(jobs: list[tuple], workers: int) -> Iterator[dict[str, Any]]:
         yield from pool.imap(_render_one, jobs, chunksize=4)
 
 
+def _prepare_folder(out: Path, overwrite: bool) -> None:
+    """Make `out`'s dataset folders; a non-empty `out` is refused, or with `overwrite` its
+    dataset files (and only those) are removed first."""
+    if out.exists() and any(out.iterdir()):
+        if not overwrite:
+            raise FileExistsError(
+                f"output folder {out} is not empty (use overwrite=True / --overwrite)"
+            )
+        for name in _OUTPUTS:
+            target = out / name
+            if target.is_dir():
+                shutil.rmtree(target)
+            elif target.exists():
+                target.unlink()
+    for sub in ("images", "masks", "instances"):
+        (out / sub).mkdir(parents=True, exist_ok=True)
+
+
 def write_dataset(
     out: Path,
     n: int,
@@ -128,19 +146,7 @@ def write_dataset(
     if n < 0 or min(size, height) < 64:
         raise ValueError("n must be >= 0, and size and height >= 64")
     out = Path(out)
-    if out.exists() and any(out.iterdir()):
-        if not overwrite:
-            raise FileExistsError(
-                f"output folder {out} is not empty (use overwrite=True / --overwrite)"
-            )
-        for name in _OUTPUTS:
-            target = out / name
-            if target.is_dir():
-                shutil.rmtree(target)
-            elif target.exists():
-                target.unlink()
-    for sub in ("images", "masks", "instances"):
-        (out / sub).mkdir(parents=True, exist_ok=True)
+    _prepare_folder(out, overwrite)
     config = config or RenderConfig()
     cfg = config.model_dump(mode="json")
     workers = workers or os.cpu_count() or 1
