@@ -5,13 +5,17 @@ from __future__ import annotations
 import json
 import os
 import tempfile
+from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import typer
 
 from spraycv.cli.errors import bad_request, exits
 from spraycv.paths import default_checkpoint
+
+if TYPE_CHECKING:
+    from spraycv.runtime.bench import BackendTiming
 
 
 def _siblings(weights: Path) -> list[Path]:
@@ -51,6 +55,86 @@ def _label(predictor: Any, path: Path, taken: set[str]) -> str:
     return label
 
 
+def _log(message: str) -> None:
+    """Print a progress or skip note on stderr."""
+    typer.echo(message, err=True)
+
+
+def _load_predictors(
+    paths: list[Path],
+    device: str,
+    threads: int | None,
+    refine: bool,
+    log: Callable[[str], None],
+) -> tuple[dict[str, Any], dict[str, Any]]:
+    """(predictors by label, refiners by their model's label) of the files that load; the
+    others are logged and skipped. A refiner is loaded where `refine` and one lies beside."""
+    from spraycv.formats import refiner_companion
+    from spraycv.refine.stage import Refiner
+    from spraycv.runtime.predictor import backend_for
+
+    predictors, refiners, taken = {}, {}, set()
+    for path in dict.fromkeys(paths):  # unique, in order
+        try:
+            cls = backend_for(path).load()
+            extra = {"threads": threads} if threads and cls.backend == "onnxruntime" else {}
+            predictor = cls(path, device, **extra)
+        except (ValueError, FileNotFoundError) as exc:
+            log(f"skipped {path}: {exc}")
+            continue
+        label = _label(predictor, path, taken)
+        predictors[label] = predictor
+        if refine and refiner_companion(path).is_file():
+            refiners[label] = Refiner(cls(refiner_companion(path), device, **extra))
+    return predictors, refiners
+
+
+def _context(
+    frames: int,
+    size: tuple[int, int],
+    device: str,
+    threads: int | None,
+    nozzles: int | None,
+    predictors: dict[str, Any],
+    refiners: dict[str, Any],
+) -> dict[str, Any]:
+    """The conditions of a run (frames, size, cores, load, models), reported with its figures."""
+    from spraycv.runtime.onnx_backend import cpu_cores
+
+    h, w = size
+    return {
+        "frames": frames,
+        "frame_size": [h, w],
+        "batch": 1,
+        "device": device,
+        "cpu_cores": cpu_cores(),
+        "threads": threads or cpu_cores(),
+        "load_average_1min": os.getloadavg()[0],
+        "models": {label: p.name for label, p in predictors.items()},
+        "nozzles_per_frame": nozzles,
+        "refined": sorted(refiners),
+    }
+
+
+def _print_results(
+    timings: Sequence[BackendTiming], context: dict[str, Any], as_json: bool
+) -> None:
+    """Print the timings: as JSON, or a line of conditions and the table."""
+    from spraycv.runtime.bench import format_table, to_json
+    from spraycv.runtime.onnx_backend import cpu_cores
+
+    if as_json:
+        typer.echo(json.dumps(to_json(timings, context), indent=2))
+        return
+    h, w = context["frame_size"]
+    load = context["load_average_1min"]
+    typer.echo(
+        f"{context['frames']} frames {h}x{w}, batch 1, {context['device']}, "
+        f"{context['threads']} of {cpu_cores()} cores, load average {load:.2f}"
+    )
+    typer.echo(format_table(timings))
+
+
 @exits()
 def bench(
     weights: Path | None = typer.Option(None, help="The .safetensors checkpoint (PyTorch)."),
@@ -76,61 +160,23 @@ def bench(
     PyTorch eager. Exported files next to the weights are found by their default names."""
     import torch
 
-    from spraycv.formats import refiner_companion
-    from spraycv.refine.stage import Refiner
-    from spraycv.runtime.bench import encoded_frames, format_table, run_bench, to_json
+    from spraycv.runtime.bench import encoded_frames, run_bench
     from spraycv.runtime.onnx_backend import cpu_cores
-    from spraycv.runtime.predictor import backend_for
 
     weights = weights or default_checkpoint()
     if not weights.is_file():
         raise bad_request(f"weights file not found: {weights} (pass --weights)")
-
-    def log(message: str) -> None:
-        typer.echo(message, err=True)
-
     torch_threads = torch.get_num_threads()
     torch.set_num_threads(threads or cpu_cores())  # both runtimes get the same cores
     with tempfile.TemporaryDirectory() as tmp:
         paths = [weights, *models, *_siblings(weights)]
         if export_missing:
-            paths += _export_missing(weights, paths, Path(tmp), log)
-        predictors, refiners, taken = {}, {}, set()
-        for path in dict.fromkeys(paths):  # unique, in order
-            try:
-                cls = backend_for(path).load()
-                extra = {"threads": threads} if threads and cls.backend == "onnxruntime" else {}
-                predictor = cls(path, device, **extra)
-            except (ValueError, FileNotFoundError) as exc:
-                log(f"skipped {path}: {exc}")
-                continue
-            label = _label(predictor, path, taken)
-            predictors[label] = predictor
-            if refine and refiner_companion(path).is_file():
-                refiners[label] = Refiner(cls(refiner_companion(path), device, **extra))
+            paths += _export_missing(weights, paths, Path(tmp), _log)
+        predictors, refiners = _load_predictors(paths, device, threads, refine, _log)
         io = next(iter(predictors.values())).io
         h, w = (int(v) for v in size.lower().split("x")) if size else io.input_size
         data = encoded_frames(frames, h, w, nozzles=nozzles)
         timings = run_bench(predictors, data, warmup=warmup, refiners=refiners)
     torch.set_num_threads(torch_threads)
-    context = {
-        "frames": frames,
-        "frame_size": [h, w],
-        "batch": 1,
-        "device": device,
-        "cpu_cores": cpu_cores(),
-        "threads": threads or cpu_cores(),
-        "load_average_1min": os.getloadavg()[0],
-        "models": {label: p.name for label, p in predictors.items()},
-        "nozzles_per_frame": nozzles,
-        "refined": sorted(refiners),
-    }
-    if as_json:
-        typer.echo(json.dumps(to_json(timings, context), indent=2))
-        return
-    load = context["load_average_1min"]
-    typer.echo(
-        f"{frames} frames {h}x{w}, batch 1, {device}, {context['threads']} of {cpu_cores()} "
-        f"cores, load average {load:.2f}"
-    )
-    typer.echo(format_table(timings))
+    context = _context(frames, (h, w), device, threads, nozzles, predictors, refiners)
+    _print_results(timings, context, as_json)
