@@ -26,6 +26,20 @@ from spraycv.runtime.predictor import TorchPredictor
 from spraycv.training.checkpoint import save_checkpoint
 
 CARD = (Path(__file__).parent / "model_card_template.md").read_text()
+CHANGELOG = "## Changelog, newest first"
+
+
+def with_changelog(card: str, previous: str | None) -> str:
+    """The new card followed by the changelog: the previous card's head (what was current
+    until now) as its newest entry, then the previous card's own entries, so that shipping
+    a model never loses the record of those before it."""
+    if not previous:
+        return card
+    head, _, entries = previous.partition(CHANGELOG)
+    title, _, body = head.strip("\n").partition("\n")
+    newest = f"### Until this card: {title.lstrip('# ')}\n\n{body.strip()}"
+    older = entries.strip("\n")
+    return f"{card.rstrip()}\n\n{CHANGELOG}\n\n{newest}\n\n{older}".rstrip() + "\n"
 
 
 def _row(name: str, s: dict) -> str:
@@ -90,7 +104,9 @@ def main() -> None:
         init=args.init,
         exposure=meta["normalization"].get("exposure", {}).get("mode", "none"),
     )
-    (WEIGHTS_DIR / "MODEL_CARD.md").write_text(card)
+    card_path = WEIGHTS_DIR / "MODEL_CARD.md"
+    previous = card_path.read_text() if card_path.is_file() else None
+    card_path.write_text(with_changelog(card, previous))
     export_shipped()
     print(
         json.dumps(
