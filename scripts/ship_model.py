@@ -37,7 +37,8 @@ def with_changelog(card: str, previous: str | None) -> str:
         return card
     head, _, entries = previous.partition(CHANGELOG)
     title, _, body = head.strip("\n").partition("\n")
-    newest = f"### Until this card: {title.lstrip('# ')}\n\n{body.strip()}"
+    body = ("\n" + body.strip()).replace("\n## ", "\n#### ").strip()  # its sections, a level down
+    newest = f"### Until this card: {title.lstrip('# ')}\n\n{body}"
     older = entries.strip("\n")
     return f"{card.rstrip()}\n\n{CHANGELOG}\n\n{newest}\n\n{older}".rstrip() + "\n"
 

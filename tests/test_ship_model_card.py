@@ -9,7 +9,7 @@ ship = load_script("ship_model")
 
 def test_a_new_card_keeps_the_previous_head_and_changelog() -> None:
     previous = (
-        "# Default model: Unet / a\n\nwhat it was\n\n"
+        "# Default model: Unet / a\n\nwhat it was\n\n## Figures\n\nthen\n\n"
         f"{ship.CHANGELOG}\n\n**Since monday**: a change\n"
     )
     out = ship.with_changelog("# Default model: Unet / b\n\nwhat it is\n", previous)
@@ -18,6 +18,7 @@ def test_a_new_card_keeps_the_previous_head_and_changelog() -> None:
     assert after.index("### Until this card: Default model: Unet / a") < after.index("what it was")
     assert after.index("what it was") < after.index("**Since monday**: a change")
     assert out.count(ship.CHANGELOG) == 1
+    assert "\n#### Figures\n" in after and "\n## Figures" not in out  # a level down
 
 
 def test_a_card_without_a_changelog_becomes_its_first_entry() -> None:
