@@ -8,15 +8,18 @@ from pathlib import Path
 
 import cv2
 import typer
+from pydantic import ValidationError
 
 from spraycv.cli.batch import Batch, max_pixels_option, plan_inputs
 from spraycv.cli.errors import exits
 from spraycv.cli.models import load_pipeline
 from spraycv.cli.table import TableColumn, print_table
+from spraycv.config.daemon import SpecRule
 from spraycv.config.geometry import BandConfig, GeometryConfig
 from spraycv.geometry import MeasureHints
 from spraycv.measure import FileResult, InputKind, Measurer, Segmenter, measure_file
 from spraycv.segment.classical import segment_classical
+from spraycv.spec import SpecStatus, reading_status
 
 TABLE_COLUMNS = (
     TableColumn("source", "source"),
@@ -28,6 +31,43 @@ TABLE_COLUMNS = (
     TableColumn("length_px", "length_px", "{:.0f}"),
     TableColumn("flags", "flags"),
 )
+SPEC_COLUMN = TableColumn("spec", "spec")  # shown with --nominal-deg
+
+
+def spec_rule(nominal_deg: float | None, tolerance_deg: float | None) -> SpecRule | None:
+    """The spec of `--nominal-deg` and `--tolerance-deg` (both or neither); a usage error
+    otherwise or where the config schema refuses the numbers."""
+    if nominal_deg is None and tolerance_deg is None:
+        return None
+    if nominal_deg is None or tolerance_deg is None:
+        raise typer.BadParameter("--nominal-deg and --tolerance-deg go together")
+    try:
+        return SpecRule(nominal_deg=nominal_deg, tolerance_deg=tolerance_deg)
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        option = "--" + str(first["loc"][0]).replace("_", "-")
+        raise typer.BadParameter(f"{option}: {first['msg']}") from None
+
+
+def with_spec(row: dict, rule: SpecRule) -> dict:
+    """A record with its reading checked against the spec: `spec_status` (a SpecStatus
+    value), `spec_deviation_deg` (the included angle less the nominal, None without an
+    angle) and the table's `spec` cell ('ok', 'OUT +6.2', 'unreliable', 'not_measured')."""
+    angle = row.get("included_angle_deg")  # None where the reading has no angle (to_dict)
+    status = reading_status(rule, angle, row.get("unreliable") or "")
+    deviation = None if angle is None else angle - rule.nominal_deg
+    text = f"OUT {deviation:+.1f}" if status is SpecStatus.OUT_OF_SPEC else status.value
+    return {**row, "spec_status": status.value, "spec_deviation_deg": deviation, "spec": text}
+
+
+def spec_summary(rule: SpecRule, rows: list[dict]) -> str:
+    """One line: how many readings are in, out of the spec, or could not be checked."""
+    count = {s: sum(r["spec_status"] == s.value for r in rows) for s in SpecStatus}
+    return (
+        f"spec {rule.nominal_deg:g} +- {rule.tolerance_deg:g} deg: "
+        f"{count[SpecStatus.OK]} ok, {count[SpecStatus.OUT_OF_SPEC]} out of spec, "
+        f"{count[SpecStatus.UNRELIABLE]} unreliable, {count[SpecStatus.NOT_MEASURED]} not measured"
+    )
 
 
 def _pair(text: str | None, name: str) -> tuple[float, float] | None:
@@ -65,14 +105,24 @@ def measure(
     band_start: float = typer.Option(BandConfig().start_frac, help="Band start, fraction of L."),
     band_end: float = typer.Option(BandConfig().end_frac, help="Band end, fraction of L."),
     max_pixels: int = max_pixels_option(),
+    nominal_deg: float | None = typer.Option(
+        None,
+        help="Nominal included angle (deg): check each reading against it (with "
+        "--tolerance-deg), as the daemon's spec does.",
+    ),
+    tolerance_deg: float | None = typer.Option(
+        None, help="Tolerance (deg) around --nominal-deg; a reading further off is out of spec."
+    ),
 ) -> None:
     """Measure the spray cone angle of each nozzle in images or masks.
 
     Images are segmented by the shipped model (or the classical threshold segmenter when
     no model is shipped, or with --segmenter classical); single-channel 0/1 or 0/255 files
     are read as masks (a single-channel file with few other grey levels is read as a photo,
-    with a warning). Exits 1 if any input could not be measured (the others still are),
-    2 on a bad option or when the sources name no file at all.
+    with a warning). With --nominal-deg and --tolerance-deg each reading is checked against
+    that spec (ok, out of spec, or unreliable: not checked) and a summary line follows; the
+    exit code does not depend on it. Exits 1 if any input could not be measured (the others
+    still are), 2 on a bad option or when the sources name no file at all.
     """
     if kind not in ("auto", "image", "mask"):
         raise typer.BadParameter(f"--kind must be auto, image or mask; got {kind!r}")
@@ -84,6 +134,7 @@ def measure(
     hints = MeasureHints(
         apex=apex_xy, axis=axis_uv, mm_per_px=mm_per_px, nozzle_height_mm=nozzle_height_mm
     )
+    rule = spec_rule(nominal_deg, tolerance_deg)
     input_kind: InputKind = kind  # type: ignore[assignment]
     batch = Batch("measured")
     inputs = plan_inputs(sources, batch, reads_streams=False)
@@ -97,15 +148,20 @@ def measure(
             if result.error:
                 batch.fail(result.error)
                 continue
-            rows += _emit(result, as_json, overlay_dir)
+            rows += _emit(result, as_json, overlay_dir, rule)
     if not as_json:
-        print_table(TABLE_COLUMNS, rows)
+        print_table(TABLE_COLUMNS + ((SPEC_COLUMN,) if rule else ()), rows)
+    if rule is not None:  # beside the JSON lines on stdout, the summary goes to stderr
+        typer.echo(spec_summary(rule, rows), err=as_json)
     batch.finish()
 
 
-def _emit(result: FileResult, as_json: bool, overlay_dir: Path | None) -> list[dict]:
-    """A measured file's records (printed now with --json) and its overlay."""
-    rows = _records(result)
+def _emit(
+    result: FileResult, as_json: bool, overlay_dir: Path | None, rule: SpecRule | None
+) -> list[dict]:
+    """A measured file's records (printed now with --json; checked against the spec where
+    one is given) and its overlay."""
+    rows = [with_spec(r, rule) if rule else r for r in _records(result)]
     if as_json:
         for row in rows:
             sys.stdout.write(json.dumps(row) + "\n")

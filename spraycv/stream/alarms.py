@@ -5,7 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from spraycv.config.daemon import AlarmConfig, SpecRule
-from spraycv.stream.records import EventKind, SpecStatus
+from spraycv.spec import SpecStatus, reading_status
+from spraycv.stream.records import EventKind
 
 
 @dataclass
@@ -36,13 +37,13 @@ class AlarmMonitor:
         reading was measured but marked unreliable (ConeMeasurement.unreliable). Neither
         confirms nor clears an alarm, nor counts towards one.
         """
-        if rule is None:
-            return SpecStatus.NO_SPEC, None
+        status = reading_status(rule, angle, unreliable)
+        if status is SpecStatus.NO_SPEC:
+            return status, None
         state = self._state.setdefault((source, nozzle_id), _NozzleAlarm())
-        if unreliable or angle is None:
-            held = SpecStatus.UNRELIABLE if unreliable else SpecStatus.NOT_MEASURED
-            return (SpecStatus.ALARM if state.active else held), None
-        if rule.violated_by(angle):
+        if status in (SpecStatus.UNRELIABLE, SpecStatus.NOT_MEASURED):
+            return (SpecStatus.ALARM if state.active else status), None
+        if status is SpecStatus.OUT_OF_SPEC:
             state.violations += 1
             state.recoveries = 0
             if not state.active and state.violations >= self.config.raise_after:

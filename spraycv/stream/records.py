@@ -16,17 +16,7 @@ from typing import Any, get_args, get_type_hints
 
 from spraycv.geometry import ConeMeasurement
 from spraycv.geometry.types import Column, JsonValue, ValueEnum, exported_columns, finite_or_none
-
-
-class SpecStatus(ValueEnum):
-    """A nozzle's state against its spec (stored as the value)."""
-
-    OK = "ok"
-    OUT_OF_SPEC = "out_of_spec"  # violating, not (yet) an alarm
-    ALARM = "alarm"
-    NO_SPEC = "no_spec"
-    NOT_MEASURED = "not_measured"
-    UNRELIABLE = "unreliable"  # measured, but too doubtful to check (the reading says why)
+from spraycv.spec import SpecStatus
 
 
 class EventKind(ValueEnum):

@@ -65,6 +65,10 @@ def test_a_corrupt_file_is_reported_and_the_rest_still_measured(tmp_path: Path):
         (["--axis", "a,b"], "--axis takes two numbers"),
         (["--kind", "video"], "--kind must be auto, image or mask"),
         (["--band-start", "0.5", "--band-end", "0.2"], "must exceed start_frac"),
+        (["--nominal-deg", "110"], "--nominal-deg and --tolerance-deg go together"),
+        (["--tolerance-deg", "5"], "--nominal-deg and --tolerance-deg go together"),
+        (["--nominal-deg", "200", "--tolerance-deg", "5"], "--nominal-deg: Input should be less"),
+        (["--nominal-deg", "110", "--tolerance-deg", "0"], "--tolerance-deg: Input should be"),
     ],
 )
 def test_bad_options_say_what_is_wrong(args: list[str], message: str):
@@ -100,3 +104,41 @@ def test_segmenter_choices(tmp_path: Path, tiny_checkpoint):
     assert ok.exit_code == 0, ok.output  # an untrained model: any answer, but no crash
     classical = runner.invoke(app, ["measure", image, "--segmenter", "classical", "--json"])
     assert classical.exit_code == 0 and "included_angle_deg" in classical.stdout
+
+
+def test_readings_checked_against_a_spec(tmp_path: Path):
+    """A test lab's nozzle spec: each reading ok or out of spec by its deviation, a frame
+    without spray not measured, and a summary that counts them (stderr beside --json)."""
+    import cv2
+    import numpy as np
+
+    black = tmp_path / "black.png"
+    cv2.imwrite(str(black), np.zeros((64, 96, 3), np.uint8))
+    masks = [str(SAMPLES / r["mask"]) for r in _records()]
+    spec = ["--nominal-deg", "45", "--tolerance-deg", "3"]
+    result = runner.invoke(app, ["measure", "--json", *masks, str(black), *spec])
+    assert result.exit_code == 0, result.output
+    rows = [json.loads(line) for line in result.stdout.splitlines()]
+    counts = {"ok": 0, "out_of_spec": 0, "unreliable": 0, "not_measured": 0}
+    for row in rows:
+        angle = row["included_angle_deg"]
+        if row["unreliable"]:
+            expected = "unreliable"
+        elif angle is None:
+            expected = "not_measured"
+        else:
+            expected = "out_of_spec" if abs(angle - 45) > 3 else "ok"
+            assert row["spec_deviation_deg"] == pytest.approx(angle - 45)
+        assert row["spec_status"] == expected, row
+        counts[expected] += 1
+    # the samples' true angles: 45.2 (x4) and 46.1 (x3) in, 36-78 out; the black frame
+    assert counts["ok"] >= 6 and counts["out_of_spec"] >= 5 and counts["not_measured"] == 1
+    summary = (
+        f"spec 45 +- 3 deg: {counts['ok']} ok, {counts['out_of_spec']} out of spec, "
+        f"{counts['unreliable']} unreliable, {counts['not_measured']} not measured"
+    )
+    assert summary in result.stderr
+    table = runner.invoke(app, ["measure", masks[0], *spec])
+    assert table.stdout.splitlines()[0].split()[-1] == "spec"
+    assert " OUT -" in table.stdout.splitlines()[1]  # 36.3 deg against 45 +- 3
+    assert table.stdout.splitlines()[-1].startswith("spec 45 +- 3 deg: 0 ok, 1 out of spec")
