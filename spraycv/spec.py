@@ -3,8 +3,11 @@
 
 from __future__ import annotations
 
+from collections import Counter
+from collections.abc import Iterable
+
 from spraycv.config.daemon import SpecRule
-from spraycv.geometry.types import ValueEnum
+from spraycv.geometry.types import ConeMeasurement, ValueEnum
 
 
 class SpecStatus(ValueEnum):
@@ -31,3 +34,24 @@ def reading_status(rule: SpecRule | None, angle: float | None, unreliable: str =
     if angle is None:
         return SpecStatus.NOT_MEASURED
     return SpecStatus.OUT_OF_SPEC if rule.violated_by(angle) else SpecStatus.OK
+
+
+def check_reading(rule: SpecRule, m: ConeMeasurement) -> dict[str, str | float | None]:
+    """A reading's columns against a spec: `spec_status` (a SpecStatus value) and
+    `spec_deviation_deg`, its included angle less the nominal (None without an angle)."""
+    angle = m.included_angle_deg if m.ok else None
+    status = reading_status(rule, angle, m.unreliable)
+    deviation = None if angle is None else angle - rule.nominal_deg
+    return {"spec_status": status.value, "spec_deviation_deg": deviation}
+
+
+def spec_summary(rule: SpecRule, statuses: Iterable[str]) -> str:
+    """One line: how many readings (their `spec_status` values) are in, out of the spec,
+    or could not be checked."""
+    count = Counter(statuses)
+    return (
+        f"spec {rule.nominal_deg:g} +- {rule.tolerance_deg:g} deg: "
+        f"{count[SpecStatus.OK.value]} ok, {count[SpecStatus.OUT_OF_SPEC.value]} out of spec, "
+        f"{count[SpecStatus.UNRELIABLE.value]} unreliable, "
+        f"{count[SpecStatus.NOT_MEASURED.value]} not measured"
+    )

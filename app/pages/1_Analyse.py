@@ -6,13 +6,20 @@ import hashlib
 
 import streamlit as st
 
+from spraycv.config.daemon import SpecRule
 from spraycv.dashboard import analyse, ui
 from spraycv.dashboard.analyse import Analysed, Analysis, Upload, UploadError
 from spraycv.dashboard.settings import load_settings
 from spraycv.dashboard.tables import csv_bytes
 from spraycv.geometry import MeasureHints
+from spraycv.spec import spec_summary
 
 settings = load_settings()
+SPEC_HELP = (
+    "ok: within the tolerance; out_of_spec: further off (spec_deviation_deg says by how much); "
+    "unreliable: the reading says why it is not to be trusted, so it is not checked; "
+    "not_measured: no angle was read."
+)
 ui.style_page()
 st.header("Analyse images and videos")
 
@@ -49,6 +56,17 @@ with st.expander("Calibration (optional): lengths, areas and coverage in mm"):
         "Nozzle height above the target, mm (0: none)",
         min_value=0.0, value=0.0, step=10.0, key="analyse_height_mm",
     )  # fmt: skip
+with st.expander("Spec (optional): check each reading against the nozzle's nominal angle"):
+    nominal_col, tolerance_col = st.columns(2)
+    nominal = nominal_col.number_input(
+        "Nominal included angle, deg (0: no check)",
+        min_value=0.0, max_value=179.0, value=0.0, step=5.0, key="analyse_nominal",
+    )  # fmt: skip
+    tolerance = tolerance_col.number_input(
+        "Tolerance, +- deg", min_value=0.1, max_value=89.0, value=5.0, step=0.5,
+        key="analyse_tolerance",
+    )  # fmt: skip
+rule = SpecRule(nominal_deg=nominal, tolerance_deg=tolerance) if nominal > 0 else None
 uploads: list[Upload] = []
 if mode == "Bundled sample":
     samples = {p.name: p for p in analyse.bundled_samples()}
@@ -82,8 +100,10 @@ for upload in uploads:
         st.warning(warning)
 
 if results:
-    table = analyse.measurement_table(results)
+    table = analyse.measurement_table(results, rule)
     st.subheader(f"{len(table)} cone(s) in {len(results)} image(s)")
+    if rule is not None:
+        st.caption(spec_summary(rule, table["spec_status"]), help=SPEC_HELP)
     st.dataframe(table, hide_index=True, key="analyse_table")
     st.download_button(
         "Download CSV", csv_bytes(table), file_name="spraycv_measurements.csv", mime="text/csv"

@@ -19,7 +19,7 @@ from spraycv.config.geometry import BandConfig, GeometryConfig
 from spraycv.geometry import MeasureHints
 from spraycv.measure import FileResult, InputKind, Measurer, Segmenter, measure_file
 from spraycv.segment.classical import segment_classical
-from spraycv.spec import SpecStatus, reading_status
+from spraycv.spec import SpecStatus, check_reading, spec_summary
 
 TABLE_COLUMNS = (
     TableColumn("source", "source"),
@@ -49,25 +49,12 @@ def spec_rule(nominal_deg: float | None, tolerance_deg: float | None) -> SpecRul
         raise typer.BadParameter(f"{option}: {first['msg']}") from None
 
 
-def with_spec(row: dict, rule: SpecRule) -> dict:
-    """A record with its reading checked against the spec: `spec_status` (a SpecStatus
-    value), `spec_deviation_deg` (the included angle less the nominal, None without an
-    angle) and the table's `spec` cell ('ok', 'OUT +6.2', 'unreliable', 'not_measured')."""
-    angle = row.get("included_angle_deg")  # None where the reading has no angle (to_dict)
-    status = reading_status(rule, angle, row.get("unreliable") or "")
-    deviation = None if angle is None else angle - rule.nominal_deg
-    text = f"OUT {deviation:+.1f}" if status is SpecStatus.OUT_OF_SPEC else status.value
-    return {**row, "spec_status": status.value, "spec_deviation_deg": deviation, "spec": text}
-
-
-def spec_summary(rule: SpecRule, rows: list[dict]) -> str:
-    """One line: how many readings are in, out of the spec, or could not be checked."""
-    count = {s: sum(r["spec_status"] == s.value for r in rows) for s in SpecStatus}
-    return (
-        f"spec {rule.nominal_deg:g} +- {rule.tolerance_deg:g} deg: "
-        f"{count[SpecStatus.OK]} ok, {count[SpecStatus.OUT_OF_SPEC]} out of spec, "
-        f"{count[SpecStatus.UNRELIABLE]} unreliable, {count[SpecStatus.NOT_MEASURED]} not measured"
-    )
+def spec_cell(row: dict) -> str:
+    """The table's cell for a reading checked against a spec: 'ok', 'OUT +6.2',
+    'unreliable' or 'not_measured'."""
+    if row["spec_status"] == SpecStatus.OUT_OF_SPEC.value:
+        return f"OUT {row['spec_deviation_deg']:+.1f}"
+    return row["spec_status"]
 
 
 def _pair(text: str | None, name: str) -> tuple[float, float] | None:
@@ -80,10 +67,14 @@ def _pair(text: str | None, name: str) -> tuple[float, float] | None:
     return a, b
 
 
-def _records(result: FileResult) -> list[dict]:
+def _records(result: FileResult, rule: SpecRule | None) -> list[dict]:
+    """One record per reading, checked against the spec where one is given."""
     rows = []
     for m in result.measurements:
         row = {"source": str(result.source), "input": result.kind, **m.to_dict()}
+        if rule is not None:
+            row |= check_reading(rule, m)
+            row["spec"] = spec_cell(row)
         rows.append(row)
     return rows
 
@@ -152,7 +143,7 @@ def measure(
     if not as_json:
         print_table(TABLE_COLUMNS + ((SPEC_COLUMN,) if rule else ()), rows)
     if rule is not None:  # beside the JSON lines on stdout, the summary goes to stderr
-        typer.echo(spec_summary(rule, rows), err=as_json)
+        typer.echo(spec_summary(rule, (r["spec_status"] for r in rows)), err=as_json)
     batch.finish()
 
 
@@ -161,7 +152,7 @@ def _emit(
 ) -> list[dict]:
     """A measured file's records (printed now with --json; checked against the spec where
     one is given) and its overlay."""
-    rows = [with_spec(r, rule) if rule else r for r in _records(result)]
+    rows = _records(result, rule)
     if as_json:
         for row in rows:
             sys.stdout.write(json.dumps(row) + "\n")

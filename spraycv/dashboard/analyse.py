@@ -12,6 +12,7 @@ from typing import Any, BinaryIO, Literal
 import numpy as np
 import pandas as pd
 
+from spraycv.config.daemon import SpecRule
 from spraycv.geometry import ConeMeasurement, MeasureHints
 from spraycv.io import images
 from spraycv.io.exposure import exposure_note
@@ -19,6 +20,7 @@ from spraycv.io.images import IMAGE_SUFFIXES, ImageReadError, inspect_image
 from spraycv.io.video import VIDEO_SUFFIXES, Video, VideoReadError, open_video
 from spraycv.measure import Measurer, as_measurer
 from spraycv.paths import SAMPLES_DIR
+from spraycv.spec import check_reading
 from spraycv.viz.overlay import bgr_to_rgb_inplace, draw_overlay
 
 SAMPLE_IMAGES_DIR = SAMPLES_DIR / "images"
@@ -214,18 +216,24 @@ def _frame_name(name: str, index: int | None) -> str:
 FIRST_COLUMNS = ["file", "frame", "index", "included_angle_deg", "unreliable", "confidence",
                  "half_angle_left_deg", "half_angle_right_deg", "tilt_deg", "length_px",
                  "length_mm", "area_px", "area_mm2", "coverage_width_mm", "flags"]  # fmt: skip
+SPEC_COLUMNS = ["spec_status", "spec_deviation_deg"]  # after the angle and its trust
 
 
-def measurement_table(results: Iterable[Analysed]) -> pd.DataFrame:
-    """One row per measured plume: file, frame, then ConeMeasurement.to_dict()."""
+def measurement_table(results: Iterable[Analysed], rule: SpecRule | None = None) -> pd.DataFrame:
+    """One row per measured plume: file, frame, then ConeMeasurement.to_dict(); with a spec,
+    each reading checked against it (`spec_status`, `spec_deviation_deg`) after its angle."""
+    checked = (lambda m: check_reading(rule, m)) if rule else (lambda m: {})
     rows: list[dict[str, Any]] = [
-        {"file": r.name, "frame": r.frame, **m.to_dict()} for r in results for m in r.measurements
+        {"file": r.name, "frame": r.frame, **m.to_dict(), **checked(m)}
+        for r in results
+        for m in r.measurements
     ]
+    first = FIRST_COLUMNS[:5] + (SPEC_COLUMNS if rule else []) + FIRST_COLUMNS[5:]
     df = pd.DataFrame(rows)
     if df.empty:
-        return pd.DataFrame(columns=FIRST_COLUMNS)
+        return pd.DataFrame(columns=first)
     df["frame"] = df["frame"].astype("Int64")  # nullable: images have no frame number
-    return df[FIRST_COLUMNS + [c for c in df.columns if c not in FIRST_COLUMNS]]
+    return df[first + [c for c in df.columns if c not in first]]
 
 
 def bundled_samples() -> list[Path]:

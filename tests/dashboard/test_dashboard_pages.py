@@ -168,6 +168,34 @@ def test_analyse_sample_image_equals_measure_image(image: str, shipped_pipeline)
     assert len(at.get("image")) == 1 and not at.error
 
 
+def test_analyse_checks_readings_against_a_spec(shipped_pipeline) -> None:
+    """A nominal angle on the page: each reading's status and deviation beside its angle,
+    as `spraycv measure --nominal-deg` gives them, and a summary that counts them."""
+    image = sample_images()[0].name
+    at = analyse_sample(image)
+    assert "spec_status" not in at.dataframe[0].value.columns  # no check by default
+    _, expected = measure_image(cv2.imread(str(sample_images()[0])), shipped_pipeline)
+    nominal = round(next(m.included_angle_deg for m in expected if m.reliable))
+    at.number_input(key="analyse_nominal").set_value(float(nominal))
+    at.number_input(key="analyse_tolerance").set_value(2.0).run()
+    assert not at.exception, [e.value for e in at.exception]
+    table = at.dataframe[0].value
+    assert list(table.columns[3:7]) == ["included_angle_deg", "unreliable", "spec_status",
+                                        "spec_deviation_deg"]  # fmt: skip
+    for (_, row), m in zip(table.iterrows(), expected, strict=True):
+        if m.unreliable:
+            assert row["spec_status"] == "unreliable"
+        elif not m.ok:
+            assert row["spec_status"] == "not_measured"
+        else:
+            off = m.included_angle_deg - nominal
+            assert row["spec_deviation_deg"] == pytest.approx(off, abs=1e-6)
+            assert row["spec_status"] == ("out_of_spec" if abs(off) > 2.0 else "ok")
+    ok = int((table["spec_status"] == "ok").sum())
+    assert ok >= 1
+    assert any(c.value.startswith(f"spec {nominal:g} +- 2 deg: {ok} ok") for c in at.caption)
+
+
 def test_analyse_sample_video_samples_frames() -> None:
     at = analyse_sample("video.mp4", frames=2)
     table = at.dataframe[0].value
