@@ -3,12 +3,15 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import typer
 
 from spraycv.cli.errors import ExitCode, bad_request, exits
 from spraycv.config.finetune import FinetuneConfig  # light: pydantic only
+
+if TYPE_CHECKING:
+    from spraycv.training.finetune import FinetuneResult
 
 
 def _default(name: str) -> str:
@@ -16,6 +19,47 @@ def _default(name: str) -> str:
     field = FinetuneConfig.model_fields[name]
     value = field.get_default(call_default_factory=True)
     return f" (default: {value})"
+
+
+def _refuse_both(options: dict[str, Any]) -> None:
+    """Raise a bad request where two options that exclude each other are both given."""
+    exclusive = (("--holdout", "holdout", "--holdout-fraction", "holdout_fraction"),)
+    exclusive += (("--epochs", "epochs", "--steps", "steps"),)
+    for name_a, key_a, name_b, key_b in exclusive:
+        if options[key_a] is not None and options[key_b] is not None:
+            raise bad_request(f"give {name_a} or {name_b}, not both")
+
+
+def _finetune_config(
+    config: Path | None, overrides: list[str] | None, options: dict[str, Any]
+) -> FinetuneConfig:
+    """The fine-tune config: the YAML file and overrides, then the options given."""
+    from spraycv.config.loader import load_config
+
+    cfg = load_config(FinetuneConfig, config, list(overrides or []))
+    for key, value in options.items():
+        if value is not None:
+            setattr(cfg, key, value)  # validated on assignment
+    return cfg
+
+
+def _print_result(cfg: FinetuneConfig, result: FinetuneResult) -> None:
+    """Print what was trained on, the held-out table, a warning if worse, and the files."""
+    from spraycv.training.finetune import format_table, worse_warning
+
+    counts = result.counts
+    typer.echo(
+        f"fine-tuned {cfg.weights} on {counts['user_train']} of your images + "
+        f"{counts['synthetic']} rendered, {counts['steps']} steps"
+        + (f"; apex head re-fitted on {counts['apex_views']} views" if counts["apex_views"] else "")
+    )
+    typer.echo(format_table(result.before, result.after))
+    warning = worse_warning(result.before, result.after)
+    if warning:
+        typer.echo(warning, err=True)
+    typer.echo(f"weights: {result.weights}")
+    if result.refiner is not None:
+        typer.echo(f"refiner: {result.refiner} (the start model's, copied beside it)")
 
 
 @exits(((ValueError, FileNotFoundError, FileExistsError), ExitCode.BAD_REQUEST))
@@ -59,15 +103,8 @@ def finetune(
     refiner, which is copied beside the new checkpoint), prints both, and writes the new
     checkpoint with a sidecar that records where it came from.
     """
-    from spraycv.config.loader import load_config
     from spraycv.training.finetune import finetune as run_finetune
-    from spraycv.training.finetune import format_table, worse_warning
 
-    exclusive = (("--holdout", holdout, "--holdout-fraction", holdout_fraction),)
-    exclusive += (("--epochs", epochs, "--steps", steps),)
-    for name_a, value_a, name_b, value_b in exclusive:
-        if value_a is not None and value_b is not None:
-            raise bad_request(f"give {name_a} or {name_b}, not both")
     options: dict[str, Any] = {
         "weights": weights,
         "data": data,
@@ -80,21 +117,7 @@ def finetune(
         "steps": steps,
         "out": out,
     }
-    cfg = load_config(FinetuneConfig, config, list(overrides or []))
-    for key, value in options.items():
-        if value is not None:
-            setattr(cfg, key, value)  # validated on assignment
+    _refuse_both(options)
+    cfg = _finetune_config(config, overrides, options)
     result = run_finetune(cfg, progress=not quiet)
-    counts = result.counts
-    typer.echo(
-        f"fine-tuned {cfg.weights} on {counts['user_train']} of your images + "
-        f"{counts['synthetic']} rendered, {counts['steps']} steps"
-        + (f"; apex head re-fitted on {counts['apex_views']} views" if counts["apex_views"] else "")
-    )
-    typer.echo(format_table(result.before, result.after))
-    warning = worse_warning(result.before, result.after)
-    if warning:
-        typer.echo(warning, err=True)
-    typer.echo(f"weights: {result.weights}")
-    if result.refiner is not None:
-        typer.echo(f"refiner: {result.refiner} (the start model's, copied beside it)")
+    _print_result(cfg, result)
