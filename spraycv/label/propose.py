@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
+from functools import partial
 from pathlib import Path
 
 import numpy as np
@@ -37,6 +38,67 @@ class ProposeReport:
 def label_path(image_path: Path) -> Path:
     """The LabelMe file of a photo: same folder and stem, `.json`."""
     return image_path.with_suffix(".json")
+
+
+def _write_proposal(
+    path: Path,
+    target: Path,
+    predictor: Segmenter,
+    *,
+    label: str,
+    tolerance_px: float,
+    min_area_px: float,
+    max_pixels: int | None,
+) -> tuple[str, str]:
+    """Segment one image and write its LabelMe file `target`; returns ("written", "<file>
+    (<n> polygons)"), or ("failed", the reason) where it could not be labelled."""
+    try:
+        image = read_image(path, max_pixels)
+        mask = predictor(image)
+        polygons = mask_to_polygons(mask, tolerance_px=tolerance_px, min_area_px=min_area_px)
+        write_labelme(target, path, polygons, image.shape[:2], label=label)
+    # ValueError covers unreadable images (ImageReadError) and bad shapes (DataError);
+    # RuntimeError a model that fails on one image: either way the next image is tried.
+    except (ValueError, RuntimeError, OSError) as exc:
+        return "failed", str(exc)
+    return "written", f"{target.name} ({len(polygons)} polygons)"
+
+
+def _record(report: ProposeReport, outcome: str, path: Path, target: Path, detail: str) -> None:
+    """Add one image's outcome ("written", "skipped" or "failed") to the report."""
+    if outcome == "written":
+        report.written.append((path, target))
+    elif outcome == "skipped":
+        report.skipped.append(path)
+    else:
+        report.failed.append((path, detail))
+
+
+def _propose_each(
+    paths: Iterable[str | Path],
+    write: Callable[[Path, Path], tuple[str, str]],
+    overwrite: bool,
+    on_result: Callable[[str, Path, str], None] | None,
+) -> ProposeReport:
+    """The report of labelling each image with `write(image, label file)`, where its label
+    file is neither taken by an earlier image of this run nor (unless `overwrite`) there."""
+    report = ProposeReport()
+    claimed: dict[Path, Path] = {}  # label file -> the image it was written for in this run
+    for path in (Path(p) for p in paths):
+        target = label_path(path)
+        if target in claimed:  # a.jpg and a.png would share a.json
+            outcome = "failed"
+            detail = f"{target.name} is already the label file of {claimed[target].name}"
+        elif target.exists() and not overwrite:
+            outcome, detail = "skipped", f"{target.name} exists"
+        else:
+            outcome, detail = write(path, target)
+        if outcome == "written":
+            claimed[target] = path
+        _record(report, outcome, path, target, detail)
+        if on_result is not None:
+            on_result(outcome, path, detail)
+    return report
 
 
 def propose_labels(
@@ -82,36 +144,12 @@ def propose_labels(
         Per-image outcomes. An image that cannot be read or written is recorded as failed
         and the others are still labelled.
     """
-    report = ProposeReport()
-    claimed: dict[Path, Path] = {}  # label file -> the image it was written for in this run
-
-    def note(outcome: str, path: Path, detail: str) -> None:
-        if on_result is not None:
-            on_result(outcome, path, detail)
-
-    for path in (Path(p) for p in paths):
-        target = label_path(path)
-        if target in claimed:  # a.jpg and a.png would share a.json
-            reason = f"{target.name} is already the label file of {claimed[target].name}"
-            report.failed.append((path, reason))
-            note("failed", path, reason)
-            continue
-        if target.exists() and not overwrite:
-            report.skipped.append(path)
-            note("skipped", path, f"{target.name} exists")
-            continue
-        try:
-            image = read_image(path, max_pixels)
-            mask = predictor(image)
-            polygons = mask_to_polygons(mask, tolerance_px=tolerance_px, min_area_px=min_area_px)
-            write_labelme(target, path, polygons, image.shape[:2], label=label)
-        # ValueError covers unreadable images (ImageReadError) and bad shapes (DataError);
-        # RuntimeError a model that fails on one image: either way the next image is tried.
-        except (ValueError, RuntimeError, OSError) as exc:
-            report.failed.append((path, str(exc)))
-            note("failed", path, str(exc))
-            continue
-        claimed[target] = path
-        report.written.append((path, target))
-        note("written", path, f"{target.name} ({len(polygons)} polygons)")
-    return report
+    write = partial(
+        _write_proposal,
+        predictor=predictor,
+        label=label,
+        tolerance_px=tolerance_px,
+        min_area_px=min_area_px,
+        max_pixels=max_pixels,
+    )
+    return _propose_each(paths, write, overwrite, on_result)
