@@ -77,6 +77,65 @@ def _calibrator(trt: Any, torch: Any, batches: np.ndarray, batch_size: int) -> A
     return ImageCalibrator()
 
 
+def _check_request(precision: str, calibration: np.ndarray | None) -> None:
+    """Raise ExportError for an unknown precision, or INT8 without calibration images."""
+    if precision not in PRECISION_FLAGS:
+        raise ExportError(f"unknown precision {precision!r}; valid: {', '.join(PRECISION_FLAGS)}")
+    if precision == "int8" and (calibration is None or not len(calibration)):
+        raise ExportError("an INT8 engine needs calibration images")
+
+
+def _parse_onnx(trt: Any, builder: Any, logger: Any, onnx_path: Path) -> tuple[Any, Any]:
+    """(network, parser) with the ONNX file parsed into the network; the parser owns the
+    weights, so the caller keeps it until the engine is built."""
+    network = builder.create_network(0)  # explicit batch is the only mode in TensorRT 10
+    parser = trt.OnnxParser(network, logger)
+    if not parser.parse_from_file(str(onnx_path)):
+        errors = "; ".join(str(parser.get_error(i)) for i in range(parser.num_errors))
+        raise ExportError(f"{onnx_path}: TensorRT's ONNX parser failed: {errors}")
+    return network, parser
+
+
+def _builder_config(trt: Any, builder: Any, precision: str, workspace_gb: float) -> Any:
+    """The builder config: the workspace limit and the precision's flags (no TF32 in FP32)."""
+    config = builder.create_builder_config()
+    config.set_memory_pool_limit(trt.MemoryPoolType.WORKSPACE, int(workspace_gb * 2**30))
+    if precision == "fp32":
+        config.clear_flag(trt.BuilderFlag.TF32)  # TF32 convolutions would break FP32 parity
+    for flag in PRECISION_FLAGS[precision]:
+        config.set_flag(getattr(trt.BuilderFlag, flag))
+    return config
+
+
+def _engine_sidecar(
+    trt: Any,
+    torch: Any,
+    network: Any,
+    input_name: str,
+    shapes: dict[str, list[int]],
+    precision: str,
+    onnx_path: Path,
+    meta: dict[str, Any],
+) -> dict[str, Any]:
+    """The engine's sidecar: the TensorRT version and GPU that built it, the precision, the
+    profile shapes, the I/O names and the model's I/O contract."""
+    return {
+        "format": ENGINE_FORMAT,
+        "created": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
+        "tensorrt_version": trt.__version__,
+        "gpu": torch.cuda.get_device_name(),
+        "compute_capability": list(torch.cuda.get_device_capability()),
+        "precision": precision,
+        "input_name": input_name,
+        "output_name": network.get_output(0).name,
+        "shapes": shapes,
+        "source_onnx": str(onnx_path),
+        "model": meta["model"],
+        **ModelIO.from_sidecar(meta).to_sidecar(),  # what the runtime reads, in one place
+        "resize": "stretch",  # one input size: frames are stretched to it
+    }
+
+
 def build_engine(
     onnx_path: Path,
     out: Path,
@@ -94,10 +153,7 @@ def build_engine(
         precision: a key of PRECISION_FLAGS.
         calibration: (N, 3, h, w) float32 pre-processed images, needed for "int8".
     """
-    if precision not in PRECISION_FLAGS:
-        raise ExportError(f"unknown precision {precision!r}; valid: {', '.join(PRECISION_FLAGS)}")
-    if precision == "int8" and (calibration is None or not len(calibration)):
-        raise ExportError("an INT8 engine needs calibration images")
+    _check_request(precision, calibration)
     try:
         trt, torch = import_tensorrt(onnx_path), require_cuda(onnx_path)
     except ModelLoadError as exc:
@@ -106,17 +162,9 @@ def build_engine(
     h, w = (int(v) for v in meta["input_size"])
     logger = trt.Logger(trt.Logger.WARNING)
     builder = trt.Builder(logger)
-    network = builder.create_network(0)  # explicit batch is the only mode in TensorRT 10
-    parser = trt.OnnxParser(network, logger)
-    if not parser.parse_from_file(str(onnx_path)):
-        errors = "; ".join(str(parser.get_error(i)) for i in range(parser.num_errors))
-        raise ExportError(f"{onnx_path}: TensorRT's ONNX parser failed: {errors}")
-    config = builder.create_builder_config()
-    config.set_memory_pool_limit(trt.MemoryPoolType.WORKSPACE, int(workspace_gb * 2**30))
-    if precision == "fp32":
-        config.clear_flag(trt.BuilderFlag.TF32)  # TF32 convolutions would break FP32 parity
-    for flag in PRECISION_FLAGS[precision]:
-        config.set_flag(getattr(trt.BuilderFlag, flag))
+    # the parser owns the weights: held (unused) until the function returns, as before
+    network, _parser = _parse_onnx(trt, builder, logger, onnx_path)
+    config = _builder_config(trt, builder, precision, workspace_gb)
     input_name = network.get_input(0).name
     shapes = profile.shapes(h, w)
     trt_profile = builder.create_optimization_profile()
@@ -132,20 +180,6 @@ def build_engine(
     out = Path(out)
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_bytes(bytes(memoryview(serialized)))
-    sidecar = {
-        "format": ENGINE_FORMAT,
-        "created": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
-        "tensorrt_version": trt.__version__,
-        "gpu": torch.cuda.get_device_name(),
-        "compute_capability": list(torch.cuda.get_device_capability()),
-        "precision": precision,
-        "input_name": input_name,
-        "output_name": network.get_output(0).name,
-        "shapes": shapes,
-        "source_onnx": str(onnx_path),
-        "model": meta["model"],
-        **ModelIO.from_sidecar(meta).to_sidecar(),  # what the runtime reads, in one place
-        "resize": "stretch",  # one input size: frames are stretched to it
-    }
+    sidecar = _engine_sidecar(trt, torch, network, input_name, shapes, precision, onnx_path, meta)
     engine_sidecar_path(out).write_text(json.dumps(sidecar, indent=2) + "\n")
     return out
