@@ -16,6 +16,7 @@ import numpy as np
 
 if TYPE_CHECKING:
     from spraycv.runtime.predictor import Predictor
+    from spraycv.runtime.processing import ModelIO
 
 PARITY_SEED0 = 1_000_000  # seeds away from calibration (0...) and training data
 CALIB_SEED0 = 2_000_000
@@ -186,6 +187,31 @@ def _angle_diffs(ref_masks: Sequence[np.ndarray], cand_masks: Sequence[np.ndarra
     return diffs, unmatched
 
 
+def _batches(images: Sequence[np.ndarray], io: ModelIO, batch_size: int) -> list[list[np.ndarray]]:
+    """The images in batches of at most `batch_size`, each batch of one input size."""
+    from spraycv.runtime.processing import same_input_size
+
+    return [
+        [images[i] for i in group[start : start + batch_size]]
+        for group in same_input_size(images, io)  # frames of other shapes: other batches
+        for start in range(0, len(group), batch_size)
+    ]
+
+
+def _apexes_matched(
+    ref_pts: Sequence[np.ndarray], cand_pts: Sequence[np.ndarray]
+) -> tuple[int, int]:
+    """(the reference's apex peaks, how many of them have a candidate peak within
+    APEX_PARITY_PX), over images whose peaks are (K, 2) arrays."""
+    n_apexes = apexes_kept = 0
+    for r, c in zip(ref_pts, cand_pts, strict=True):
+        n_apexes += len(r)
+        if len(r) and len(c):
+            d = np.hypot(*(r[:, None, :] - c[None, :, :]).transpose(2, 0, 1))
+            apexes_kept += int((d.min(axis=1) <= APEX_PARITY_PX).sum())
+    return n_apexes, apexes_kept
+
+
 def compare_predictors(
     reference: Predictor,
     candidate: Predictor,
@@ -198,7 +224,7 @@ def compare_predictors(
     Args:
         images: N (H, W, 3) uint8 BGR images.
     """
-    from spraycv.runtime.processing import apex_points, postprocess, preprocess, same_input_size
+    from spraycv.runtime.processing import apex_points, postprocess, preprocess
 
     # a graph of one size stretches frames that are not square: the same I/O for these images
     if replace(reference.io, resize=candidate.io.resize) != candidate.io:
@@ -209,12 +235,7 @@ def compare_predictors(
     channel_shifts: list[float] = []
     ref_masks: list[np.ndarray] = []
     cand_masks: list[np.ndarray] = []
-    chunks = [
-        [images[i] for i in group[start : start + batch_size]]
-        for group in same_input_size(images, io)  # frames of other shapes: other batches
-        for start in range(0, len(group), batch_size)
-    ]
-    for chunk in chunks:
+    for chunk in _batches(images, io, batch_size):
         batch = preprocess(chunk, io)
         ref_logits, cand_logits = reference.infer(batch), candidate.infer(batch)
         max_diff = max(max_diff, float(np.abs(ref_logits - cand_logits).max()))
@@ -229,11 +250,8 @@ def compare_predictors(
         if io.apex_threshold is None and ref_logits.shape[1] > 1:  # a refiner's apex channel
             channel_shifts += _channel_shifts(ref_logits[:, 1], cand_logits[:, 1])
         ref_pts, cand_pts = apex_points(ref_logits, sizes, io), apex_points(cand_logits, sizes, io)
-        for r, c in zip(ref_pts, cand_pts, strict=True):
-            n_apexes += len(r)
-            if len(r) and len(c):
-                d = np.hypot(*(r[:, None, :] - c[None, :, :]).transpose(2, 0, 1))
-                apexes_kept += int((d.min(axis=1) <= APEX_PARITY_PX).sum())
+        found, kept = _apexes_matched(ref_pts, cand_pts)
+        n_apexes, apexes_kept = n_apexes + found, apexes_kept + kept
     diffs, unmatched = _angle_diffs(ref_masks, cand_masks)
     return ParityReport(
         reference=reference.name,
