@@ -313,6 +313,37 @@ def carry_refiner(weights: Path, out: Path) -> Path | None:
     return target
 
 
+def _origin(
+    cfg: FinetuneConfig,
+    meta: dict[str, Any],
+    *,
+    rendered_from: str,
+    holdout_how: str,
+    counts: dict[str, int],
+    before: dict[str, float],
+    after: dict[str, float],
+    refiner: Refiner | None,
+) -> dict[str, Any]:
+    """The new checkpoint's `finetuned` record: the start model (path, hash, date), the data
+    and how it was mixed and held out, the counts, the held-out scores and the config."""
+    return {
+        "from_weights": str(cfg.weights),
+        "from_sha256": _sha256(cfg.weights),
+        "from_created": meta.get("created"),
+        "data": str(cfg.data),
+        "data_format": cfg.data_format,
+        "labels": cfg.labels,
+        "synthetic": rendered_from,
+        "mix_ratio": cfg.mix_ratio,
+        "holdout": holdout_how,
+        **{f"n_{k}": v for k, v in counts.items()},
+        "heldout_before": before,
+        "heldout_after": after,
+        "refiner": str(refiner_companion(cfg.weights)) if refiner is not None else None,
+        "config": dump_config(cfg),
+    }
+
+
 def finetune(cfg: FinetuneConfig, progress: bool = True) -> FinetuneResult:
     """Fine-tune `cfg.weights` on the user's images mixed with rendered ones; see the module."""
     if cfg.threads is not None:
@@ -346,22 +377,16 @@ def finetune(cfg: FinetuneConfig, progress: bool = True) -> FinetuneResult:
         "bn_images": bn_images,
         "apex_views": apex_views,
     }
-    finetuned = {
-        "from_weights": str(cfg.weights),
-        "from_sha256": _sha256(cfg.weights),
-        "from_created": meta.get("created"),
-        "data": str(cfg.data),
-        "data_format": cfg.data_format,
-        "labels": cfg.labels,
-        "synthetic": rendered_from,
-        "mix_ratio": cfg.mix_ratio,
-        "holdout": holdout_how,
-        **{f"n_{k}": v for k, v in counts.items()},
-        "heldout_before": before,
-        "heldout_after": after,
-        "refiner": str(refiner_companion(cfg.weights)) if refiner is not None else None,
-        "config": dump_config(cfg),
-    }
+    finetuned = _origin(
+        cfg,
+        meta,
+        rendered_from=rendered_from,
+        holdout_how=holdout_how,
+        counts=counts,
+        before=before,
+        after=after,
+        refiner=refiner,
+    )
     sidecar = {
         "model": meta["model"],
         **io.to_sidecar(),
