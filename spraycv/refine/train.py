@@ -349,6 +349,32 @@ def _restore(files: RunFiles, model, optimizer, rng, kept: WeightAverage) -> tup
     return int(state["step"]), float(state["best"])
 
 
+def _refiner_sidecar(cfg: RefinerTrainConfig, io: ModelIO, model: nn.Module) -> dict:
+    """The sidecar every checkpoint of the run gets: model, I/O, read band, config, size."""
+    return {
+        "model": dump_config(cfg.model),
+        **io.to_sidecar(),
+        "refiner": {"band": list(READ_BAND)},
+        "train_config": dump_config(cfg),
+        "parameters": count_parameters(model),
+    }
+
+
+def _val_metrics(
+    val: CropValidation,
+    val_negatives: NegativeValidation | None,
+    model: nn.Module,
+    io: ModelIO,
+) -> dict[str, float]:
+    """The model's angle errors and apex distances on the val crops, and with held-out
+    negatives how much plume it draws on them."""
+    val_logits = val.logits(model, io)
+    metrics = summary(val.model_errors(val_logits)) | val.apex_errors(val_logits)
+    if val_negatives is not None:
+        metrics |= val_negatives.supports(model, io)
+    return metrics
+
+
 def train_refiner(cfg: RefinerTrainConfig, log=print) -> RunFiles:
     """Train (or resume) a refiner; checkpoints every `checkpoint_every_s` and at the end."""
     if cfg.threads:
@@ -364,13 +390,7 @@ def train_refiner(cfg: RefinerTrainConfig, log=print) -> RunFiles:
     val = CropValidation(CropSource(cfg.val_data), cfg)
     negatives = Negatives(train_src, cfg, files, log) if cfg.negative_frac > 0 else None
     val_negatives = NegativeValidation(train_src, negatives, cfg) if negatives else None
-    sidecar = {
-        "model": dump_config(cfg.model),
-        **io.to_sidecar(),
-        "refiner": {"band": list(READ_BAND)},
-        "train_config": dump_config(cfg),
-        "parameters": count_parameters(model),
-    }
+    sidecar = _refiner_sidecar(cfg, io, model)
     log(f"refiner: {len(train_src.targets)} training nozzles, step {step}/{cfg.steps}, "
         f"truth floor {summary(val.truth_errors())}")  # fmt: skip
     started, saved, loss_sum, seen = time.monotonic(), time.monotonic(), 0.0, 0
@@ -392,10 +412,7 @@ def train_refiner(cfg: RefinerTrainConfig, log=print) -> RunFiles:
         )
         due = time.monotonic() - saved > cfg.checkpoint_every_s
         if due or out_of_time or step == cfg.steps:
-            val_logits = val.logits(kept.model, io)
-            metrics = summary(val.model_errors(val_logits)) | val.apex_errors(val_logits)
-            if val_negatives is not None:
-                metrics |= val_negatives.supports(kept.model, io)
+            metrics = _val_metrics(val, val_negatives, kept.model, io)
             row = {"step": step, "loss": loss_sum / seen, "lr": lr_at(step, cfg), **metrics,
                    "minutes": (time.monotonic() - started) / 60}  # fmt: skip
             files.append_log(row)
