@@ -6,6 +6,7 @@ import socket
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
+import numpy as np
 import pytest
 import torch
 from postgres_server import PostgresServer, postgres_bindir
@@ -15,6 +16,7 @@ from spraycv.models import create_model
 from spraycv.runtime.processing import ModelIO
 from spraycv.training.checkpoint import save_checkpoint
 
+REPO = Path(__file__).resolve().parents[1]
 TINY_IO = ModelIO((64, 64), (0.485, 0.456, 0.406), (0.229, 0.224, 0.225))
 
 
@@ -51,6 +53,19 @@ def tiny_checkpoint() -> Callable[..., tuple[Path, torch.nn.Module, dict]]:
         return save_checkpoint(root / "m.safetensors", model, side), model, side
 
     return make
+
+
+@pytest.fixture(scope="session")
+def no_spray_frame() -> np.ndarray:
+    """A rendered 320 x 320 frame of nozzles that do not spray (the held-out no-spray look,
+    seed 0): the shipped pipeline's first look finds nothing in it."""
+    import yaml
+
+    from spraycv.config.render import RenderConfig
+    from spraycv.data.synth import render_sample
+
+    config = yaml.safe_load((REPO / "configs/render/heldout_nospray.yaml").read_text())
+    return render_sample(0, size=320, config=RenderConfig.model_validate(config)).image
 
 
 @pytest.fixture(scope="module")

@@ -64,6 +64,11 @@ class InferenceConfig(StrictModel):
     # re-read each plume near its orifice with the refiner stored beside the weights
     # (spraycv.formats.refiner_companion), when there is one
     refine: bool = True
+    # a source whose frames show no spray skips the tiled look (a far view's second
+    # chance) on frames the first look finds nothing in, but for one frame every this many
+    # seconds: an idle camera's frame then costs its first look alone, a fifth;
+    # 0: every such frame takes it (spraycv.stream.idle)
+    idle_tiles_every_s: float = Field(default=10.0, ge=0)
 
 
 class TrackingConfig(StrictModel):

@@ -23,6 +23,7 @@ from spraycv.refine.stage import Refiner
 from spraycv.runtime.predictor import Predictor, Segmentation
 from spraycv.stream.alarms import AlarmMonitor
 from spraycv.stream.exposure_watch import ExposureWatch
+from spraycv.stream.idle import IdleSources
 from spraycv.stream.metrics import Metrics
 from spraycv.stream.reader import Frame, SourceReader, SourceState
 from spraycv.stream.records import Event, EventKind, FrameRecord, NozzleRecord, SpecStatus
@@ -74,6 +75,7 @@ class InferenceWorker(threading.Thread):
         self.trackers = {name: NozzleTracker(config.tracking) for name in readers}
         self.alarms = AlarmMonitor(config.alarms)
         self.exposure = ExposureWatch()
+        self.idle = IdleSources(config.inference.idle_tiles_every_s)  # the measure thread's
         self.latest: dict[str, Latest] = {}
         self._latest_lock = threading.Lock()
         self._next_due = dict.fromkeys(readers, 0.0)
@@ -181,10 +183,13 @@ class InferenceWorker(threading.Thread):
             nozzle_height_mm=source.nozzle_height_mm,
             nozzle_spacing_mm=source.nozzle_spacing_mm,
         )
-        measurer = Measurer(self.predictor, hints, self.config.geometry, self.refiner)
+        tiles = self.idle.tiles_due(frame.source, frame.time)
+        measurer = Measurer(self.predictor, hints, self.config.geometry, self.refiner, tiles)
         head = self.predictor.has_apex_head
         apexes, strength = (seg.apexes, seg.apex_strength) if head else (None, None)
         reading = measurer.read_segmented(frame.image, mask, apexes, strength)
+        found = any(m.reliable for m in reading.measurements)
+        self.idle.update(frame.source, frame.time, tiles, found)
         mask, measurements = reading.mask, reading.measurements
         ids = self.trackers[frame.source].assign([m.apex for m in measurements], frame.time)
         nozzles: list[NozzleRecord] = []

@@ -12,7 +12,7 @@ import torch
 
 from spraycv.geometry import ConeMeasurement
 from spraycv.geometry.types import QualityFlag
-from spraycv.measure import Measurer, Reading, with_new_plumes
+from spraycv.measure import Measurer, Reading, saw_nothing, with_new_plumes
 from spraycv.runtime.predictor import ModulePredictor
 from spraycv.runtime.processing import ModelIO
 from spraycv.runtime.zoom import TILE_SHARE, merge_peaks, tile_boxes, wants_tiles
@@ -168,3 +168,37 @@ def test_the_tile_setting_travels_in_the_sidecar():
     meta = {**io.to_sidecar(), "threshold": 0.5}
     assert ModelIO.from_sidecar(meta).tile_short == 0.3
     assert "tile_short" not in replace(io, tile_short=None).to_sidecar()
+
+
+@pytest.mark.parametrize("tiles_when_nothing_seen", [True, False])
+def test_a_frame_that_shows_nothing_takes_the_tiled_look_unless_told_not_to(
+    shipped_pipeline, no_spray_frame, tiles_when_nothing_seen
+):
+    """The tiled look finds far views' sprays that the first look misses whole; a daemon
+    whose camera is idle turns it off for such frames (spraycv.stream.idle)."""
+    predictor = shipped_pipeline.segmenter
+    calls: list[int] = []
+    tiled_look = predictor.tiled_look
+    measurer = replace(shipped_pipeline, tiles_when_nothing_seen=tiles_when_nothing_seen)
+    try:
+        predictor.tiled_look = lambda image: calls.append(1) or tiled_look(image)  # records only
+        reading = measurer(no_spray_frame)
+    finally:
+        del predictor.tiled_look
+    assert [m.flags for m in reading.measurements] == [(QualityFlag.NO_SPRAY,)]
+    assert len(calls) == int(tiles_when_nothing_seen)
+
+
+@pytest.mark.parametrize(
+    ("apexes", "measurements", "expected"),
+    [
+        (None, [ConeMeasurement(0, flags=(QualityFlag.NO_SPRAY,))], True),
+        (np.zeros((0, 2)), [ConeMeasurement(0, flags=(QualityFlag.NO_SPRAY,))], True),
+        (np.array([[10.0, 10.0]]), [ConeMeasurement(0, flags=(QualityFlag.NO_SPRAY,))], False),
+        (None, [ConeMeasurement(0, apex=(5.0, 5.0), flags=(QualityFlag.NO_SPRAY,))], False),
+        (None, [cone(0, (100.0, 100.0), 30.0)], False),
+    ],
+)
+def test_a_reading_that_saw_nothing(apexes, measurements, expected):
+    reading = Reading(np.zeros((64, 64), np.uint8), apexes, measurements)
+    assert saw_nothing(reading) is expected

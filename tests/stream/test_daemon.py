@@ -271,3 +271,31 @@ def test_calibrated_sources_store_lengths_and_coverage_in_mm(daemon_config, ship
         assert r["area_mm2"] == pytest.approx(r["area_px"] * scale**2)
         half = np.radians(r["included_angle_deg"]) / 2
         assert r["coverage_width_mm"] == pytest.approx(2 * height * np.tan(half), rel=1e-6)
+
+
+@pytest.mark.parametrize(("every_s", "idle"), [(3600.0, True), (0.0, False)])
+def test_an_idle_camera_skips_the_tiled_look(
+    daemon_config, shipped_predictor, no_spray_frame, every_s, idle, monkeypatch
+) -> None:
+    """A camera whose nozzles do not spray: its first frame takes the tiled look (a far
+    view's sprays may show only there), the next ones within `idle_tiles_every_s` do not;
+    with 0 every frame does."""
+    calls: list[int] = []
+    tiled_look = shipped_predictor.tiled_look
+    monkeypatch.setattr(
+        shipped_predictor, "tiled_look", lambda image: calls.append(1) or tiled_look(image)
+    )  # records only
+    data = cv2.imencode(".jpg", no_spray_frame, [cv2.IMWRITE_JPEG_QUALITY, 95])[1].tobytes()
+    server = MjpegServer(lambda i: data, fps=20)
+    cfg = daemon_config(
+        [{"name": "idle", "url": server.url}], inference={"idle_tiles_every_s": every_s}
+    )
+    daemon = Daemon(cfg, shipped_predictor).start()
+    try:
+        wait_for(lambda: daemon.summary()["frames_inferred"] >= 4, what="4 idle frames")
+    finally:
+        summary = daemon.stop()
+        server.close()
+    stored = StoreReader(cfg.store.path).counts()["frames"]
+    assert stored == summary["frames_inferred"] >= 4
+    assert len(calls) == (1 if idle else stored)
