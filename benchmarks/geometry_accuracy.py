@@ -24,6 +24,7 @@ import os
 import sys
 import time
 from collections import defaultdict
+from dataclasses import dataclass, field
 from multiprocessing import Pool
 from pathlib import Path
 
@@ -88,39 +89,47 @@ def _tilt_bucket(tilt: float) -> str:
     return "|tilt|<5" if t < 5 else "5-35" if t <= 35 else ">35 (rotated)"
 
 
-def evaluate(samples: list, worst: int) -> bool:
-    errs: dict[str, list[float]] = defaultdict(list)
-    groups: dict[str, list[float]] = defaultdict(list)
-    missed = {"hint": 0, "free": 0}
-    extra = {"hint": 0, "free": 0}
-    n_visible = 0
-    bad: list[tuple[float, int, str]] = []
-    times = []
+@dataclass
+class _Tally:
+    """The errors of every sample, with (hint) and without (free) the axis hint."""
+
+    errs: dict[str, list[float]] = field(default_factory=lambda: defaultdict(list))
+    groups: dict[str, list[float]] = field(default_factory=lambda: defaultdict(list))
+    missed: dict[str, int] = field(default_factory=lambda: {"hint": 0, "free": 0})
+    extra: dict[str, int] = field(default_factory=lambda: {"hint": 0, "free": 0})
+    n_visible: int = 0
+    bad: list[tuple[float, int, str]] = field(default_factory=list)  # (error, sample, what)
+    times: list[float] = field(default_factory=list)  # seconds of the free geometry
+
+
+def _tally(samples: list) -> _Tally:
+    """Every sample's mask measured with and without the axis hint, matched to its truth."""
+    t = _Tally()
     for k, (mask, rec) in enumerate(samples):
         truth = rec["nozzles"]
         visible = [nz for nz in truth if nz["visible"]]
-        n_visible += len(visible)
+        t.n_visible += len(visible)
         axis = tuple(truth[0]["axis"])
         t0 = time.perf_counter()
         free = measure_cones(mask)
-        times.append(time.perf_counter() - t0)
+        t.times.append(time.perf_counter() - t0)
         hinted = measure_cones(mask, MeasureHints(axis=axis))
         boom = len(visible) >= 2
         for mode, meas in (("hint", hinted), ("free", free)):
             res = match_to_truth(meas, truth)
-            missed[mode] += len(res.missed)
-            extra[mode] += len(res.extra)
+            t.missed[mode] += len(res.missed)
+            t.extra[mode] += len(res.extra)
             for g in res.missed:
-                bad.append((99.0, k, f"{mode}: missed nozzle {g} ({truth[g]['state']})"))
+                t.bad.append((99.0, k, f"{mode}: missed nozzle {g} ({truth[g]['state']})"))
             for pair in res.pairs:
                 nz, m = truth[pair.gt], meas[pair.meas]
                 e = angle_errors(m, nz)
                 if not math.isfinite(e["included"]):
-                    bad.append((98.0, k, f"{mode}: nozzle {pair.gt} not measured {m.flags}"))
+                    t.bad.append((98.0, k, f"{mode}: nozzle {pair.gt} not measured {m.flags}"))
                     e = {key: 90.0 for key in e}  # count a failed measurement as a gross error
-                errs[f"{mode} included"].append(e["included"])
+                t.errs[f"{mode} included"].append(e["included"])
                 if mode == "hint" or (boom and m.axis_source == "boom"):
-                    errs[f"{mode} half"].extend([e["left"], e["right"]])
+                    t.errs[f"{mode} half"].extend([e["left"], e["right"]])
                 if mode == "hint":
                     for key in (
                         f"type {nz['nozzle_type']}",
@@ -128,15 +137,19 @@ def evaluate(samples: list, worst: int) -> bool:
                         f"tilt {_tilt_bucket(nz['tilt_deg'])}",
                         f"state {nz['state']}",
                     ):
-                        groups[key].append(e["included"])
+                        t.groups[key].append(e["included"])
                 halves_count = mode == "hint" or m.axis_source == "boom"
                 worst_e = max(abs(v) for v in e.values()) if halves_count else abs(e["included"])
-                bad.append((worst_e, k, f"{mode}: nozzle {pair.gt} {nz['nozzle_type']} "
-                            f"{nz['state']} inc {nz['included_angle_deg']:.1f} L "
-                            f"{nz['length_px']:.0f} err {e} flags "
-                            f"{[f.value for f in m.flags]}"))  # fmt: skip
-    print(f"{len(samples)} images, {n_visible} visible nozzles")
-    print(f"geometry time (no hint, this machine): median {1e3 * np.median(times):.2f} ms")
+                t.bad.append((worst_e, k, f"{mode}: nozzle {pair.gt} {nz['nozzle_type']} "
+                              f"{nz['state']} inc {nz['included_angle_deg']:.1f} L "
+                              f"{nz['length_px']:.0f} err {e} flags "
+                              f"{[f.value for f in m.flags]}"))  # fmt: skip
+    return t
+
+
+def _report(t: _Tally, samples: list, worst: int) -> None:
+    print(f"{len(samples)} images, {t.n_visible} visible nozzles")
+    print(f"geometry time (no hint, this machine): median {1e3 * np.median(t.times):.2f} ms")
     for key in ("hint included", "hint half", "free included", "free half"):
         label = {
             "hint included": "included, axis hint",
@@ -144,19 +157,24 @@ def evaluate(samples: list, worst: int) -> bool:
             "free included": "included, no hint",
             "free half": "half-angles, no hint, boom axis",
         }[key]
-        print(f"  {label:34s} {_stats(errs[key])}")
+        print(f"  {label:34s} {_stats(t.errs[key])}")
     for mode in ("hint", "free"):
-        print(f"  {mode}: missed {missed[mode]}, extra {extra[mode]}")
+        print(f"  {mode}: missed {t.missed[mode]}, extra {t.extra[mode]}")
     print("break-down (included-angle error, axis hint):")
-    for key in sorted(groups):
-        print(f"  {key:26s} {_stats(groups[key])}")
+    for key in sorted(t.groups):
+        print(f"  {key:26s} {_stats(t.groups[key])}")
     if worst:
         print(f"worst {worst}:")
-        for e, k, text in sorted(bad, reverse=True)[:worst]:
+        for e, k, text in sorted(t.bad, reverse=True)[:worst]:
             print(f"  sample {k:4d} (seed {samples[k][1].get('seed')}): {e:6.2f}  {text}")
-    ok = missed["hint"] == 0 and extra["hint"] == 0
+
+
+def evaluate(samples: list, worst: int) -> bool:
+    t = _tally(samples)
+    _report(t, samples, worst)
+    ok = t.missed["hint"] == 0 and t.extra["hint"] == 0
     for key in ("hint included", "hint half"):
-        a = np.abs(np.asarray(errs[key]))
+        a = np.abs(np.asarray(t.errs[key]))
         ok &= bool(a.size) and np.median(a) <= ACCEPT["median"]
         ok &= bool(a.size) and np.percentile(a, 95) <= ACCEPT["p95"]
     print("ACCEPTANCE", "PASS" if ok else "FAIL")

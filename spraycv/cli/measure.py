@@ -117,10 +117,7 @@ def measure(
     """
     if kind not in ("auto", "image", "mask"):
         raise typer.BadParameter(f"--kind must be auto, image or mask; got {kind!r}")
-    try:
-        config = GeometryConfig(band=BandConfig(start_frac=band_start, end_frac=band_end))
-    except ValueError as exc:
-        raise typer.BadParameter(str(exc)) from None
+    config = _geometry(band_start, band_end)
     apex_xy, axis_uv = _pair(apex, "--apex"), _pair(axis, "--axis")
     hints = MeasureHints(
         apex=apex_xy, axis=axis_uv, mm_per_px=mm_per_px, nozzle_height_mm=nozzle_height_mm
@@ -140,11 +137,25 @@ def measure(
                 batch.fail(result.error)
                 continue
             rows += _emit(result, as_json, overlay_dir, rule)
+    _print_rows(rows, as_json, rule)
+    batch.finish()
+
+
+def _geometry(band_start: float, band_end: float) -> GeometryConfig:
+    """The geometry with `--band-start` and `--band-end`; a usage error where they clash."""
+    try:
+        return GeometryConfig(band=BandConfig(start_frac=band_start, end_frac=band_end))
+    except ValueError as exc:
+        raise typer.BadParameter(str(exc)) from None
+
+
+def _print_rows(rows: list[dict], as_json: bool, rule: SpecRule | None) -> None:
+    """The table (the JSON lines are out already) and, with a spec, its summary line:
+    beside JSON lines on stdout it goes to stderr."""
     if not as_json:
         print_table(TABLE_COLUMNS + ((SPEC_COLUMN,) if rule else ()), rows)
-    if rule is not None:  # beside the JSON lines on stdout, the summary goes to stderr
+    if rule is not None:
         typer.echo(spec_summary(rule, (r["spec_status"] for r in rows)), err=as_json)
-    batch.finish()
 
 
 def _emit(
