@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from tests.repo_scripts import load_script
+from repo_scripts import load_script
 
 ship = load_script("ship_model")
 
