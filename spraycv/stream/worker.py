@@ -184,7 +184,10 @@ class InferenceWorker(threading.Thread):
             nozzle_spacing_mm=source.nozzle_spacing_mm,
         )
         tiles = self.idle.tiles_due(frame.source, frame.time)
-        measurer = Measurer(self.predictor, hints, self.config.geometry, self.refiner, tiles)
+        measurer = Measurer(
+            self.predictor, hints, self.config.geometry, self.refiner,
+            tiles_when_nothing_seen=tiles,
+        )  # fmt: skip
         head = self.predictor.has_apex_head
         apexes, strength = (seg.apexes, seg.apex_strength) if head else (None, None)
         reading = measurer.read_segmented(frame.image, mask, apexes, strength)
