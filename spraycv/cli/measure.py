@@ -8,18 +8,24 @@ from pathlib import Path
 
 import cv2
 import typer
-from pydantic import ValidationError
 
 from spraycv.cli.batch import Batch, max_pixels_option, plan_inputs
 from spraycv.cli.errors import exits
 from spraycv.cli.models import load_pipeline
+from spraycv.cli.spec_check import (
+    SPEC_COLUMN,
+    checked,
+    echo_summary,
+    nominal_option,
+    spec_rule,
+    tolerance_option,
+)
 from spraycv.cli.table import TableColumn, print_table
 from spraycv.config.daemon import SpecRule
 from spraycv.config.geometry import BandConfig, GeometryConfig
 from spraycv.geometry import MeasureHints
 from spraycv.measure import FileResult, InputKind, Measurer, Segmenter, measure_file
 from spraycv.segment.classical import segment_classical
-from spraycv.spec import SpecStatus, check_reading, spec_summary
 
 TABLE_COLUMNS = (
     TableColumn("source", "source"),
@@ -31,30 +37,6 @@ TABLE_COLUMNS = (
     TableColumn("length_px", "length_px", "{:.0f}"),
     TableColumn("flags", "flags"),
 )
-SPEC_COLUMN = TableColumn("spec", "spec")  # shown with --nominal-deg
-
-
-def spec_rule(nominal_deg: float | None, tolerance_deg: float | None) -> SpecRule | None:
-    """The spec of `--nominal-deg` and `--tolerance-deg` (both or neither); a usage error
-    otherwise or where the config schema refuses the numbers."""
-    if nominal_deg is None and tolerance_deg is None:
-        return None
-    if nominal_deg is None or tolerance_deg is None:
-        raise typer.BadParameter("--nominal-deg and --tolerance-deg go together")
-    try:
-        return SpecRule(nominal_deg=nominal_deg, tolerance_deg=tolerance_deg)
-    except ValidationError as exc:
-        first = exc.errors()[0]
-        option = "--" + str(first["loc"][0]).replace("_", "-")
-        raise typer.BadParameter(f"{option}: {first['msg']}") from None
-
-
-def spec_cell(row: dict) -> str:
-    """The table's cell for a reading checked against a spec: 'ok', 'OUT +6.2',
-    'unreliable' or 'not_measured'."""
-    if row["spec_status"] == SpecStatus.OUT_OF_SPEC.value:
-        return f"OUT {row['spec_deviation_deg']:+.1f}"
-    return row["spec_status"]
 
 
 def _pair(text: str | None, name: str) -> tuple[float, float] | None:
@@ -72,10 +54,7 @@ def _records(result: FileResult, rule: SpecRule | None) -> list[dict]:
     rows = []
     for m in result.measurements:
         row = {"source": str(result.source), "input": result.kind, **m.to_dict()}
-        if rule is not None:
-            row |= check_reading(rule, m)
-            row["spec"] = spec_cell(row)
-        rows.append(row)
+        rows.append(checked(row, rule, m))
     return rows
 
 
@@ -96,14 +75,8 @@ def measure(
     band_start: float = typer.Option(BandConfig().start_frac, help="Band start, fraction of L."),
     band_end: float = typer.Option(BandConfig().end_frac, help="Band end, fraction of L."),
     max_pixels: int = max_pixels_option(),
-    nominal_deg: float | None = typer.Option(
-        None,
-        help="Nominal included angle (deg): check each reading against it (with "
-        "--tolerance-deg), as the daemon's spec does.",
-    ),
-    tolerance_deg: float | None = typer.Option(
-        None, help="Tolerance (deg) around --nominal-deg; a reading further off is out of spec."
-    ),
+    nominal_deg: float | None = nominal_option(),
+    tolerance_deg: float | None = tolerance_option(),
 ) -> None:
     """Measure the spray cone angle of each nozzle in images or masks.
 
@@ -154,8 +127,7 @@ def _print_rows(rows: list[dict], as_json: bool, rule: SpecRule | None) -> None:
     beside JSON lines on stdout it goes to stderr."""
     if not as_json:
         print_table(TABLE_COLUMNS + ((SPEC_COLUMN,) if rule else ()), rows)
-    if rule is not None:
-        typer.echo(spec_summary(rule, (r["spec_status"] for r in rows)), err=as_json)
+    echo_summary(rule, rows, err=as_json)
 
 
 def _emit(

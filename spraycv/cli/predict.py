@@ -17,8 +17,18 @@ import typer
 from spraycv.cli.batch import Batch, max_pixels_option, plan_inputs
 from spraycv.cli.errors import exits
 from spraycv.cli.models import load_pipeline
+from spraycv.cli.spec_check import (
+    SPEC_COLUMN,
+    checked,
+    checked_summary,
+    echo_summary,
+    nominal_option,
+    spec_rule,
+    tolerance_option,
+)
 from spraycv.cli.steadiness import STEADINESS_COLUMNS, VideoSteadiness
 from spraycv.cli.table import TableColumn, print_table
+from spraycv.config.daemon import SpecRule
 from spraycv.io.exposure import exposure_note
 from spraycv.io.video import VideoReadError, is_url, is_video, open_video
 from spraycv.measure import measure_file, measure_image
@@ -34,9 +44,12 @@ class _Records:
         self._csv: csv.DictWriter | None = None
         self.count = 0
 
-    def write(self, source: str, frame: int | None, measurements: list[Any]) -> None:
+    def write(
+        self, source: str, frame: int | None, measurements: list[Any], rule: SpecRule | None
+    ) -> None:
         for m in measurements:
-            row = {"source": source, "frame": frame, **m.to_dict()}
+            row = checked({"source": source, "frame": frame, **m.to_dict()}, rule, m)
+            row.pop("spec", None)  # the table's cell; the records keep status and deviation
             self.jsonl.write(json.dumps(row) + "\n")
             if self._csv is None:
                 self._csv = csv.DictWriter(self._csv_file, fieldnames=list(row))
@@ -66,17 +79,21 @@ class _Run:
     overlays: bool
     max_frames: int | None
     max_pixels: int
+    rule: SpecRule | None = None  # --nominal-deg, --tolerance-deg
     image_rows: list[dict[str, Any]] = field(default_factory=list)  # the closing tables
     video_rows: list[dict[str, Any]] = field(default_factory=list)
 
     def print_tables(self) -> None:
-        """Each image's nozzles, then each video's nozzles and how steady they read."""
+        """Each image's nozzles, then each video's nozzles and how steady they read (each
+        checked against the spec where one is given, and counted)."""
+        spec = (SPEC_COLUMN,) if self.rule else ()
         for columns, rows in (
-            (IMAGE_COLUMNS, self.image_rows),
-            (STEADINESS_COLUMNS, self.video_rows),
+            (IMAGE_COLUMNS + spec, self.image_rows),
+            (STEADINESS_COLUMNS + spec, self.video_rows),
         ):
             if rows:
                 print_table(columns, rows)
+        echo_summary(self.rule, self.image_rows + self.video_rows, err=False)
 
 
 def _predict_image(run: _Run, source: str) -> None:
@@ -88,8 +105,10 @@ def _predict_image(run: _Run, source: str) -> None:
         run.batch.fail(result.error)
         return
     assert result.image is not None and result.mask is not None  # measured, so both set
-    run.records.write(source, None, result.measurements)
-    run.image_rows += [{"source": source, **m.to_dict()} for m in result.measurements]
+    run.records.write(source, None, result.measurements, run.rule)
+    run.image_rows += [
+        checked({"source": source, **m.to_dict()}, run.rule, m) for m in result.measurements
+    ]
     if run.overlays:
         picture = draw_overlay(result.image, result.mask, result.measurements)
         cv2.imwrite(str(run.out / "overlays" / f"{Path(source).stem}_overlay.png"), picture)
@@ -113,7 +132,7 @@ def _predict_video(run: _Run, source: str) -> None:
             mask, measurements = measure_image(frame, run.predictor)
             if dim is None and (dim := exposure_note(frame, f"{source}, frame {index}")):
                 run.batch.warn(dim)  # the first dark frame speaks for the video
-            run.records.write(source, index, measurements)
+            run.records.write(source, index, measurements, run.rule)
             steadiness.add(index, measurements)
             read += 1
             run.bar.update()
@@ -125,7 +144,7 @@ def _predict_video(run: _Run, source: str) -> None:
         video.release()
         if writer is not None:
             writer.release()
-        run.video_rows += steadiness.rows()
+        run.video_rows += [checked_summary(row, run.rule) for row in steadiness.rows()]
     problem = video.shortfall(read, run.max_frames)
     problem = problem or (None if read else f"{source}: no frame could be read from it")
     if problem:
@@ -154,6 +173,8 @@ def predict(
     refine: bool = typer.Option(
         True, help="Re-read each plume near its orifice with the model's refiner, if it has one."
     ),
+    nominal_deg: float | None = nominal_option(),
+    tolerance_deg: float | None = tolerance_option(),
 ) -> None:
     """Segment and measure every nozzle spray with a trained model.
 
@@ -161,13 +182,16 @@ def predict(
     source file and frame), and overlays: OUT/overlays/<name>.png, OUT/<video>_overlay.mp4.
     Prints each image's nozzles, and each video's nozzles (tracked as the daemon does) with
     how steadily they read: SD and range of the angle and the apex's SD, frame by frame and
-    smoothed. An unreliable reading shows its reason in place of its angle.
+    smoothed. An unreliable reading shows its reason in place of its angle. With
+    --nominal-deg and --tolerance-deg each reading (and each video nozzle's steady reading)
+    is checked against that spec, as `measure` does; the records get its status and deviation.
     Exits 1 if an input could not be read or measured, or a video ends before the frame
     count its container announces (the others are still measured and written); 2 on a bad
     option, weights that cannot be loaded, or sources that name no file at all.
     """
     from tqdm import tqdm
 
+    rule = spec_rule(nominal_deg, tolerance_deg)
     batch = Batch("measured", echo=lambda line: tqdm.write(line, file=sys.stderr))
     inputs = plan_inputs(sources, batch, reads_streams=True)
     predictor = load_pipeline(weights, device, refine)
@@ -176,7 +200,7 @@ def predict(
         records = _Records(out, stack)
         images = sum(not is_video(source) for source in inputs)
         bar = stack.enter_context(tqdm(total=images, unit="frame", disable=quiet))
-        run = _Run(predictor, records, batch, bar, out, overlays, max_frames, max_pixels)
+        run = _Run(predictor, records, batch, bar, out, overlays, max_frames, max_pixels, rule)
         for source in inputs:
             with batch.item(source):
                 (_predict_video if is_video(source) else _predict_image)(run, source)

@@ -140,3 +140,26 @@ def test_bench_side_by_side(weights: Path, onnx_file: Path):
         assert all(ms >= 0 for ms in entry["stages_ms"].values())
         assert entry["fps"] > 0
     assert backends["pytorch"]["speedup_vs_pytorch"] == {"inference": 1.0, "e2e": 1.0}
+
+
+def test_predict_checks_readings_against_a_spec(tmp_path: Path):
+    """--nominal-deg on predict, as on measure: each image reading and each video nozzle's
+    steady reading checked, the records carrying status and deviation, and one count."""
+    args = ["predict", str(SAMPLES / "images" / "000000.jpg"), str(SAMPLES / "video.mp4")]
+    args += ["--max-frames", "3", "--out", str(tmp_path), "--quiet", "--no-overlays"]
+    result = runner.invoke(app, [*args, "--nominal-deg", "55", "--tolerance-deg", "5"])
+    assert result.exit_code == 0, result.output
+    rows = [json.loads(line) for line in (tmp_path / "measurements.jsonl").read_text().splitlines()]
+    for row in rows:
+        angle = row["included_angle_deg"]
+        if angle is not None and not row["unreliable"]:
+            assert row["spec_deviation_deg"] == pytest.approx(angle - 55)
+            assert row["spec_status"] == ("out_of_spec" if abs(angle - 55) > 5 else "ok")
+    image = [r for r in rows if r["frame"] is None]
+    assert [r["spec_status"] for r in image] == ["out_of_spec"]  # a 36 deg fan
+    lines = result.stdout.splitlines()
+    steady = [line for line in lines if line.startswith(str(SAMPLES / "video.mp4"))]
+    assert len(steady) == 3 and all(line.split()[-1] == "ok" for line in steady)  # 55-57 deg
+    assert "spec 55 +- 5 deg: 3 ok, 1 out of spec, 0 unreliable, 0 not measured" in lines
+    bad = runner.invoke(app, [*args, "--tolerance-deg", "5"])
+    assert bad.exit_code == 2 and "go together" in bad.output
