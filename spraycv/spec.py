@@ -1,5 +1,6 @@
 """A nozzle's readings against its specification (nominal angle and tolerance, the
-`SpecRule` of the config schema): the statuses the daemon stores and `measure` prints."""
+`SpecRule` of the config schema): the statuses the daemon stores, and `measure`, `predict`
+and the Analyse page print."""
 
 from __future__ import annotations
 
