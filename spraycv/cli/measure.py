@@ -17,6 +17,7 @@ from spraycv.cli.spec_check import (
     checked,
     echo_summary,
     nominal_option,
+    overlay_notes,
     spec_rule,
     tolerance_option,
 )
@@ -140,7 +141,7 @@ def _emit(
         for row in rows:
             sys.stdout.write(json.dumps(row) + "\n")
     if overlay_dir is not None:
-        _write_overlay(result, overlay_dir)
+        _write_overlay(result, overlay_dir, overlay_notes(rule, result.measurements))
     return rows
 
 
@@ -156,10 +157,10 @@ def pick_segmenter(choice: str, weights: Path | None) -> Segmenter | Measurer:
     return load_pipeline(path)
 
 
-def _write_overlay(result: FileResult, overlay_dir: Path) -> None:
+def _write_overlay(result: FileResult, overlay_dir: Path, notes: list[str]) -> None:
     from spraycv.viz.overlay import draw_overlay
 
     overlay_dir.mkdir(parents=True, exist_ok=True)
     base = result.image if result.image is not None else result.mask * 255
-    picture = draw_overlay(base, result.mask, result.measurements)
+    picture = draw_overlay(base, result.mask, result.measurements, notes=notes)
     cv2.imwrite(str(overlay_dir / f"{result.source.stem}_overlay.png"), picture)

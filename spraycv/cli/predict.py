@@ -23,6 +23,7 @@ from spraycv.cli.spec_check import (
     checked_summary,
     echo_summary,
     nominal_option,
+    overlay_notes,
     spec_rule,
     tolerance_option,
 )
@@ -110,7 +111,8 @@ def _predict_image(run: _Run, source: str) -> None:
         checked({"source": source, **m.to_dict()}, run.rule, m) for m in result.measurements
     ]
     if run.overlays:
-        picture = draw_overlay(result.image, result.mask, result.measurements)
+        notes = overlay_notes(run.rule, result.measurements)
+        picture = draw_overlay(result.image, result.mask, result.measurements, notes=notes)
         cv2.imwrite(str(run.out / "overlays" / f"{Path(source).stem}_overlay.png"), picture)
 
 
@@ -137,7 +139,8 @@ def _predict_video(run: _Run, source: str) -> None:
             read += 1
             run.bar.update()
             if run.overlays:
-                picture = draw_overlay(frame, mask, measurements)
+                notes = overlay_notes(run.rule, measurements)
+                picture = draw_overlay(frame, mask, measurements, notes=notes)
                 writer = writer or _video_writer(overlay_path, picture, video.fps)
                 writer.write(picture)
     finally:

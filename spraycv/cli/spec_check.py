@@ -3,7 +3,7 @@ against a nozzle's rating (spraycv.spec, as the daemon checks its sources' specs
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from typing import Any
 
 import typer
@@ -81,3 +81,12 @@ def echo_summary(rule: SpecRule | None, rows: Iterable[dict[str, Any]], err: boo
     """The spec's one-line count of the rows' statuses (nothing without a spec)."""
     if rule is not None:
         typer.echo(spec_summary(rule, (r["spec_status"] for r in rows)), err=err)
+
+
+def overlay_notes(rule: SpecRule | None, measurements: Sequence[ConeMeasurement]) -> list[str]:
+    """One note per reading for the overlay: "OUT +6.2" where it is out of the spec, else
+    empty (nothing without a spec: an overlay is read at a glance)."""
+    if rule is None:
+        return [""] * len(measurements)
+    cells = [spec_cell(check_reading(rule, m)) for m in measurements]
+    return [cell if cell.startswith("OUT") else "" for cell in cells]

@@ -17,6 +17,7 @@ APEX = (0, 255, 0)  # green: apex
 # grey, with a hint of red unlike the text's shading: a reading that cannot be trusted
 UNRELIABLE = (150, 150, 160)
 TEXT_BG = (0, 0, 0)
+NOTE_BG = (0, 0, 200)  # dark red: a reading's note (out of its spec) behind its angle
 
 
 def _to_bgr(image: np.ndarray) -> np.ndarray:
@@ -39,7 +40,12 @@ def _pt(x: float, y: float) -> tuple[int, int]:
 
 
 def _label(
-    canvas: np.ndarray, text: str, anchor: tuple[int, int], scale: float, center: bool = False
+    canvas: np.ndarray,
+    text: str,
+    anchor: tuple[int, int],
+    scale: float,
+    center: bool = False,
+    background: tuple[int, int, int] = TEXT_BG,
 ) -> None:
     """Text with a dark box behind it, kept inside the image (centred on `anchor` if asked);
     a text wider than the image is drawn smaller (an unreliable reading's reasons on a small
@@ -52,7 +58,7 @@ def _label(
     x = anchor[0] - w // 2 if center else anchor[0]
     x = min(max(x, 2), canvas.shape[1] - w - 2)
     y = min(max(anchor[1], h + 2), canvas.shape[0] - base - 2)
-    cv2.rectangle(canvas, (x - 2, y - h - 2), (x + w + 2, y + base + 1), TEXT_BG, -1)
+    cv2.rectangle(canvas, (x - 2, y - h - 2), (x + w + 2, y + base + 1), background, -1)
     cv2.putText(canvas, text, (x, y), font, scale, (255, 255, 255), thick, cv2.LINE_AA)
 
 
@@ -60,11 +66,14 @@ def _finite(*values: float) -> bool:
     return all(math.isfinite(v) for v in values)
 
 
-def draw_measurement(canvas: np.ndarray, m: ConeMeasurement, scale: float = 0.5) -> None:
+def draw_measurement(
+    canvas: np.ndarray, m: ConeMeasurement, scale: float = 0.5, note: str = ""
+) -> None:
     """Draw one measurement in place on a (H, W, 3) uint8 BGR canvas.
 
     A reading marked unreliable is drawn grey and labelled with its reason instead of an
-    angle; a line or axis that was not fitted (NaN) is left out.
+    angle; a line or axis that was not fitted (NaN) is left out. A `note` (a reading out of
+    its spec: "OUT +6.2") follows the angle, on red.
     """
     if not m.ok or not _finite(*m.apex, *m.axis):
         return
@@ -94,7 +103,8 @@ def draw_measurement(canvas: np.ndarray, m: ConeMeasurement, scale: float = 0.5)
     along = 0.35 + 0.25 * (m.index % 2)  # stagger neighbours' labels on a boom
     anchor = _pt(ax + ux * length * along, ay + uy * length * along)
     text = f"unreliable: {m.unreliable}" if m.unreliable else f"{m.included_angle_deg:.1f}"
-    _label(canvas, text, anchor, scale, center=True)
+    text, background = (f"{text} {note}", NOTE_BG) if note else (text, TEXT_BG)
+    _label(canvas, text, anchor, scale, center=True, background=background)
     _label(canvas, f"#{m.index}", _pt(ax - ux * 14 - 10, ay - uy * 14), scale * 0.6)
 
 
@@ -103,6 +113,7 @@ def draw_overlay(
     mask: np.ndarray | None,
     measurements: Sequence[ConeMeasurement],
     scale: float | None = None,
+    notes: Sequence[str] | None = None,
 ) -> np.ndarray:
     """An annotated copy of an image.
 
@@ -110,6 +121,7 @@ def draw_overlay(
         image: (H, W, 3) uint8 BGR or (H, W) uint8.
         mask: (H, W) {0, 1} spray mask whose outline is drawn, or None.
         measurements: the plumes measured on that mask.
+        notes: one per measurement, shown after its angle where not empty (out of spec).
     Returns:
         (H, W, 3) uint8 BGR picture.
     """
@@ -120,8 +132,8 @@ def draw_overlay(
         binary = mask if mask.dtype == np.uint8 else (mask > 0).astype(np.uint8)
         contours, _ = cv2.findContours(binary, cv2.RETR_EXTERNAL, cv2.CHAIN_APPROX_SIMPLE)
         cv2.drawContours(canvas, contours, -1, OUTLINE, 1, cv2.LINE_AA)
-    for m in measurements:
-        draw_measurement(canvas, m, scale)
+    for m, note in zip(measurements, notes or [""] * len(measurements), strict=True):
+        draw_measurement(canvas, m, scale, note)
     if any(m.ok for m in measurements):
         _label(canvas, "included angle (deg)", (4, 4), scale * 0.7)
     return canvas

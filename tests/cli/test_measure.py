@@ -7,6 +7,7 @@ import pytest
 from typer.testing import CliRunner
 
 from spraycv.cli.app import app
+from spraycv.viz.overlay import NOTE_BG
 
 REPO = Path(__file__).resolve().parents[2]
 SAMPLES = REPO / "data" / "samples"
@@ -138,7 +139,10 @@ def test_readings_checked_against_a_spec(tmp_path: Path):
         f"{counts['unreliable']} unreliable, {counts['not_measured']} not measured"
     )
     assert summary in result.stderr
-    table = runner.invoke(app, ["measure", masks[0], *spec])
+    table = runner.invoke(app, ["measure", masks[0], *spec, "--overlay-dir", str(tmp_path)])
     assert table.stdout.splitlines()[0].split()[-1] == "spec"
     assert " OUT -" in table.stdout.splitlines()[1]  # 36.3 deg against 45 +- 3
     assert table.stdout.splitlines()[-1].startswith("spec 45 +- 3 deg: 0 ok, 1 out of spec")
+    (overlay,) = tmp_path.glob("*_overlay.png")  # the reading out of spec on red
+    picture = cv2.imread(str(overlay))
+    assert np.all(picture == np.array(NOTE_BG, np.uint8), axis=2).sum() > 100

@@ -11,7 +11,14 @@ import pytest
 
 from spraycv.geometry import measure_cones
 from spraycv.geometry.types import Line
-from spraycv.viz.overlay import APEX, LINE, UNRELIABLE, bgr_to_rgb_inplace, draw_overlay
+from spraycv.viz.overlay import (
+    APEX,
+    LINE,
+    NOTE_BG,
+    UNRELIABLE,
+    bgr_to_rgb_inplace,
+    draw_overlay,
+)
 
 
 @pytest.fixture(scope="module")
@@ -44,6 +51,13 @@ def test_overlay_colours(reading, name, change, present, absent):
     assert canvas.shape == image.shape and canvas.dtype == np.uint8
     assert pixels(canvas, present) > 0, name
     assert pixels(canvas, absent) == 0, name
+
+
+@pytest.mark.parametrize(("notes", "red"), [(None, False), ([""], False), (["OUT +6.2"], True)])
+def test_a_reading_out_of_its_spec_is_labelled_on_red(reading, notes, red):
+    mask, m = reading
+    canvas = draw_overlay(np.zeros((*mask.shape, 3), np.uint8), None, [m], notes=notes)
+    assert (pixels(canvas, NOTE_BG) > 100) is red
 
 
 def test_unmeasured_reading_draws_nothing(reading):
