@@ -37,13 +37,19 @@ def reading_status(rule: SpecRule | None, angle: float | None, unreliable: str =
     return SpecStatus.OUT_OF_SPEC if rule.violated_by(angle) else SpecStatus.OK
 
 
-def check_reading(rule: SpecRule, m: ConeMeasurement) -> dict[str, str | float | None]:
-    """A reading's columns against a spec: `spec_status` (a SpecStatus value) and
-    `spec_deviation_deg`, its included angle less the nominal (None without an angle)."""
-    angle = m.included_angle_deg if m.ok else None
-    status = reading_status(rule, angle, m.unreliable)
+def check_angle(
+    rule: SpecRule, angle: float | None, unreliable: str = ""
+) -> dict[str, str | float | None]:
+    """An angle's columns against a spec: `spec_status` (a SpecStatus value) and
+    `spec_deviation_deg`, the angle less the nominal (None without an angle)."""
+    status = reading_status(rule, angle, unreliable)
     deviation = None if angle is None else angle - rule.nominal_deg
     return {"spec_status": status.value, "spec_deviation_deg": deviation}
+
+
+def check_reading(rule: SpecRule, m: ConeMeasurement) -> dict[str, str | float | None]:
+    """A reading's columns against a spec (`check_angle` of its included angle)."""
+    return check_angle(rule, m.included_angle_deg if m.ok else None, m.unreliable)
 
 
 def spec_summary(rule: SpecRule, statuses: Iterable[str]) -> str:

@@ -141,7 +141,7 @@ def _emit(
         for row in rows:
             sys.stdout.write(json.dumps(row) + "\n")
     if overlay_dir is not None:
-        _write_overlay(result, overlay_dir, overlay_notes(rule, result.measurements))
+        _write_overlay(result, overlay_dir, overlay_notes(rows))
     return rows
 
 

@@ -45,12 +45,11 @@ class _Records:
         self._csv: csv.DictWriter | None = None
         self.count = 0
 
-    def write(
-        self, source: str, frame: int | None, measurements: list[Any], rule: SpecRule | None
-    ) -> None:
-        for m in measurements:
-            row = checked({"source": source, "frame": frame, **m.to_dict()}, rule, m)
-            row.pop("spec", None)  # the table's cell; the records keep status and deviation
+    def write(self, source: str, frame: int | None, rows: list[dict[str, Any]]) -> None:
+        """Write a frame's records (`checked`; `spec`, the table's cell, left out)."""
+        for record in rows:
+            row = {"source": source, "frame": frame, **record}
+            row.pop("spec", None)
             self.jsonl.write(json.dumps(row) + "\n")
             if self._csv is None:
                 self._csv = csv.DictWriter(self._csv_file, fieldnames=list(row))
@@ -97,6 +96,11 @@ class _Run:
         echo_summary(self.rule, self.image_rows + self.video_rows, err=False)
 
 
+def _checked_rows(measurements: list[Any], rule: SpecRule | None) -> list[dict[str, Any]]:
+    """Each reading's record, checked against the spec where one is given."""
+    return [checked(m.to_dict(), rule, m) for m in measurements]
+
+
 def _predict_image(run: _Run, source: str) -> None:
     result = measure_file(Path(source), "image", run.predictor, max_pixels=run.max_pixels)
     run.bar.update()
@@ -106,12 +110,11 @@ def _predict_image(run: _Run, source: str) -> None:
         run.batch.fail(result.error)
         return
     assert result.image is not None and result.mask is not None  # measured, so both set
-    run.records.write(source, None, result.measurements, run.rule)
-    run.image_rows += [
-        checked({"source": source, **m.to_dict()}, run.rule, m) for m in result.measurements
-    ]
+    rows = _checked_rows(result.measurements, run.rule)
+    run.records.write(source, None, rows)
+    run.image_rows += [{"source": source, **row} for row in rows]
     if run.overlays:
-        notes = overlay_notes(run.rule, result.measurements)
+        notes = overlay_notes(rows)
         picture = draw_overlay(result.image, result.mask, result.measurements, notes=notes)
         cv2.imwrite(str(run.out / "overlays" / f"{Path(source).stem}_overlay.png"), picture)
 
@@ -134,13 +137,13 @@ def _predict_video(run: _Run, source: str) -> None:
             mask, measurements = measure_image(frame, run.predictor)
             if dim is None and (dim := exposure_note(frame, f"{source}, frame {index}")):
                 run.batch.warn(dim)  # the first dark frame speaks for the video
-            run.records.write(source, index, measurements, run.rule)
+            rows = _checked_rows(measurements, run.rule)
+            run.records.write(source, index, rows)
             steadiness.add(index, measurements)
             read += 1
             run.bar.update()
             if run.overlays:
-                notes = overlay_notes(run.rule, measurements)
-                picture = draw_overlay(frame, mask, measurements, notes=notes)
+                picture = draw_overlay(frame, mask, measurements, notes=overlay_notes(rows))
                 writer = writer or _video_writer(overlay_path, picture, video.fps)
                 writer.write(picture)
     finally:

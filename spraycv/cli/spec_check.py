@@ -12,7 +12,7 @@ from pydantic import ValidationError
 from spraycv.cli.table import TableColumn
 from spraycv.config.daemon import SpecRule
 from spraycv.geometry import ConeMeasurement
-from spraycv.spec import SpecStatus, check_reading, reading_status, spec_summary
+from spraycv.spec import SpecStatus, check_angle, check_reading, spec_summary
 
 SPEC_COLUMN = TableColumn("spec", "spec")  # shown with --nominal-deg
 
@@ -71,9 +71,7 @@ def checked_summary(row: dict[str, Any], rule: SpecRule | None) -> dict[str, Any
     if rule is None:
         return row
     angle = row.get("included_angle_deg")
-    status = reading_status(rule, angle, "" if angle is not None else row.get("unreliable", ""))
-    deviation = None if angle is None else angle - rule.nominal_deg
-    out = {**row, "spec_status": status.value, "spec_deviation_deg": deviation}
+    out = {**row, **check_angle(rule, angle, "" if angle is not None else row["unreliable"])}
     return {**out, "spec": spec_cell(out)}
 
 
@@ -83,10 +81,7 @@ def echo_summary(rule: SpecRule | None, rows: Iterable[dict[str, Any]], err: boo
         typer.echo(spec_summary(rule, (r["spec_status"] for r in rows)), err=err)
 
 
-def overlay_notes(rule: SpecRule | None, measurements: Sequence[ConeMeasurement]) -> list[str]:
-    """One note per reading for the overlay: "OUT +6.2" where it is out of the spec, else
-    empty (nothing without a spec: an overlay is read at a glance)."""
-    if rule is None:
-        return [""] * len(measurements)
-    cells = [spec_cell(check_reading(rule, m)) for m in measurements]
-    return [cell if cell.startswith("OUT") else "" for cell in cells]
+def overlay_notes(rows: Sequence[dict[str, Any]]) -> list[str]:
+    """One note per checked record for the overlay: its cell ("OUT +6.2") where it is out
+    of the spec, else empty (an overlay is read at a glance)."""
+    return [r["spec"] if r.get("spec_status") == SpecStatus.OUT_OF_SPEC.value else "" for r in rows]

@@ -144,13 +144,10 @@ def _ligaments(rng: np.random.Generator, nz: NozzleParams, roi: Roi, px: float) 
 @dataclass(frozen=True)
 class _PlumeCoords:
     """Per-pixel coordinates of a ROI in a plume's unwarped frame, each (h, w) float32:
-    axial a, radius r, ray angle phi, across-spray position q (-1..1 between the sides),
-    radius t over the front's, and d_in, the signed distance (px) to the nearer side
-    (positive inside the wedge)."""
+    radius r, across-spray position q (-1..1 between the sides), radius t over the front's,
+    and d_in, the signed distance (px) to the nearer side (positive inside the wedge)."""
 
-    a: np.ndarray
     r: np.ndarray
-    phi: np.ndarray
     q: np.ndarray
     t: np.ndarray
     d_in: np.ndarray
@@ -170,7 +167,7 @@ def _plume_coords(spec: EnvelopeSpec, roi: Roi) -> _PlumeCoords:
         r * np.sin(np.clip(al - phi, -1.5, 1.5)), r * np.sin(np.clip(phi + ar, -1.5, 1.5))
     )
     d_in = np.where(a > 0, d_in, -r)
-    return _PlumeCoords(a, r, phi, q, t, d_in)
+    return _PlumeCoords(r, q, t, d_in)
 
 
 def _sheet(
