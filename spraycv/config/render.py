@@ -160,6 +160,12 @@ class AppearanceConfig(StrictModel):
     droplet_density_range: Range = (0.5, 2.2)
     haze_range: Range = (0.1, 1.0)
     prob_dyed: float = Field(0.1, ge=0, le=1)
+    # A spray's own pixel scale (droplet size, motion streaks, mist, long-exposure wash) as
+    # a share of the frame's (size / 512). Below 1 for a camera further away, whose sprays,
+    # bodies and droplets all shrink together (configs/render/far_view.overrides); at 1 a
+    # far view drew 2.5 x too large droplets for its sprays, a saturated blob whose visible
+    # edge lay outside the truth (docs/experiments.md, row 166).
+    spray_scale: float = Field(1.0, gt=0, le=1)
 
 
 class CameraConfig(StrictModel):

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import math
 
+import cv2
 import numpy as np
 import pytest
 from pydantic import ValidationError
@@ -152,8 +153,59 @@ def test_config_controls_sampling(overrides: dict, check: object) -> None:
         {"nozzle": {"type_probs": {"fan": 1.0}}},
         {"nozzle": {"tilt_deg_range": (10.0, -10.0)}},
         {"camera": {"unknown": 1}},
+        {"appearance": {"spray_scale": 0.0}},
+        {"appearance": {"spray_scale": 1.5}},
     ],
 )
 def test_config_rejects_bad_values(bad: dict) -> None:
     with pytest.raises(ValidationError):
         RenderConfig.model_validate(bad)
+
+
+# the far view of configs/render/far_view.overrides (sprays small in the frame), plain
+# backgrounds so that the light beside a spray is the spray's own
+FAR_VIEW = {
+    "nozzle": {
+        "length_frac_range": (0.12, 0.3),
+        "min_length_frac": 0.1,
+        "body_width_frac_range": (0.015, 0.035),
+    },
+    "appearance": {"prob_clutter": 0.0, "prob_fixtures": 0.0},
+}
+
+
+def _ring(mask: np.ndarray, inner: int, outer: int) -> np.ndarray:
+    """Pixels between `inner` and `outer` px outside a (H, W) uint8 mask."""
+    disc = lambda r: cv2.getStructuringElement(cv2.MORPH_ELLIPSE, (2 * r + 1, 2 * r + 1))  # noqa: E731
+    return (cv2.dilate(mask, disc(outer)) > 0) & ~(cv2.dilate(mask, disc(inner)) > 0)
+
+
+def _spill(result: RenderResult) -> float:
+    """The share of a spray's contrast found 3-12 px outside its truth (against 24-40 px)."""
+    mask = (result.mask > 0).astype(np.uint8)
+    grey = cv2.cvtColor(result.image, cv2.COLOR_BGR2GRAY).astype(np.float32)
+    inside = cv2.erode(mask, np.ones((5, 5), np.uint8)) > 0
+    far = grey[_ring(mask, 24, 40)].mean()
+    return float(
+        abs(grey[_ring(mask, 3, 12)].mean() - far) / max(abs(grey[inside].mean() - far), 1e-3)
+    )
+
+
+def test_spray_scale_keeps_a_far_views_spray_on_its_truth() -> None:
+    """appearance.spray_scale draws droplets, streaks and mist smaller with the sprays, as a
+    camera further away sees them: less of the spray's light spills past its truth, and
+    the geometry and the truth stay the same."""
+    spills = {1.0: [], 0.4: []}
+    for seed in range(8):
+        for scale, found in spills.items():
+            cfg = RenderConfig.model_validate(
+                FAR_VIEW | {"appearance": {**FAR_VIEW["appearance"], "spray_scale": scale}}
+            )
+            result = render_sample(seed, 512, cfg)
+            assert result.record["render"]["spray_px"] == pytest.approx(scale)
+            found.append(_spill(result))
+            if scale == 1.0:
+                truth = result.mask
+            else:
+                np.testing.assert_array_equal(result.mask, truth)
+    assert np.median(spills[0.4]) < 0.75 * np.median(spills[1.0])

@@ -235,7 +235,8 @@ def spray_density(
 
     Args:
         area_px: the plume's envelope area (sets the droplet count).
-        px: pixel scale of the image (size / 512).
+        px: the spray's pixel scale (SceneParams.spray_px: image size / 512, less for a
+            camera further away).
     """
     spec, kind = nz.envelope, nz.nozzle_type
     c = _plume_coords(spec, roi)

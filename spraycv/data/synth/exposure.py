@@ -20,7 +20,7 @@ from spraycv.data.synth.style_context import StyleContext
 
 def average_density(ctx: StyleContext, dens: np.ndarray) -> np.ndarray:
     """Mean of many frames: droplets and ligaments wash out into a smooth cone."""
-    sigma = ur(ctx.rng, ctx.cfg.averaged_blur_px_range) * ctx.px
+    sigma = ur(ctx.rng, ctx.cfg.averaged_blur_px_range) * ctx.spray_px
     ctx.params["average_blur_px"] = round(sigma, 3)
     return big_blur(dens, sigma)
 
@@ -30,7 +30,7 @@ def sheet_density(ctx: StyleContext, dens: np.ndarray) -> np.ndarray:
     yet its edge stays crisp (the envelope does not flicker). The density is averaged only
     over the spraying envelopes (a normalised blur), so the sheet keeps its level up to
     the edge, and is cut there with an anti-aliased edge: the truth is unchanged."""
-    sigma = ur(ctx.rng, ctx.cfg.sheet_blur_px_range) * ctx.px
+    sigma = ur(ctx.rng, ctx.cfg.sheet_blur_px_range) * ctx.spray_px
     ctx.params["sheet_blur_px"] = round(sigma, 3)
     inside = ctx.spraying.astype(np.float32)
     level = big_blur(dens * inside, sigma) / np.maximum(big_blur(inside, sigma), 1e-3)

@@ -280,7 +280,8 @@ def sample_scene(
     cfg = config.nozzle
     size = min(width, height)
     px = size / 512.0
-    light = sample_lighting(rng, config.appearance, px)
+    spray_px = px * config.appearance.spray_scale
+    light = sample_lighting(rng, config.appearance, spray_px)
     roll = ur(rng, cfg.camera_roll_deg_range) if rng.random() < cfg.prob_rotated_camera else 0.0
     world_tilt = (
         float(rng.normal(0.0, cfg.straight_jitter_deg))
@@ -304,7 +305,7 @@ def sample_scene(
     nozzles = []
     for i in range(n):
         env = _envelope(rng, apexes[i], u, *halves[i], l0 * rel[i], gdir, cfg)
-        app = sample_appearance(rng, types[i], states[i], config.appearance, px)
+        app = sample_appearance(rng, types[i], states[i], config.appearance, spray_px)
         if not same:
             body = sample_body(rng, body_w, max_w, cfg.body_shape_probs)
         nozzles.append(NozzleParams(i, types[i], states[i], env, thetas[i], body=body, **app))
@@ -318,5 +319,6 @@ def sample_scene(
         boom=boom,
         camera=camera,
         nozzles=nozzles,
+        spray_px=spray_px,
         **light,
     )

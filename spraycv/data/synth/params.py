@@ -125,6 +125,8 @@ class SceneParams:
     fixtures: bool  # brackets and specular glints near a nozzle
     camera: CameraParams
     nozzles: list[NozzleParams] = field(default_factory=list)
+    spray_px: float = 1.0  # the sprays' own pixel scale (droplets, streaks, mist; `px` x
+    # appearance.spray_scale), while the camera's blurs and the hardware follow `px`
 
 
 def ur(rng: np.random.Generator, r: tuple[float, float]) -> float:
@@ -223,7 +225,7 @@ def sample_body(
 def sample_appearance(
     rng: np.random.Generator, nozzle_type: str, state: str, cfg: AppearanceConfig, px: float
 ) -> dict[str, float | int]:
-    """Per-nozzle appearance; `px` is the pixel scale (image size / 512)."""
+    """Per-nozzle appearance; `px` is the spray's pixel scale (SceneParams.spray_px)."""
     weak = state in ("weak", "clogged")
     breakup = {"flat_fan": (0.12, 0.4), "hollow_cone": (0.08, 0.3), "full_cone": (0.02, 0.08)}
     rim = {"flat_fan": (0.3, 1.2), "hollow_cone": (1.0, 2.5), "full_cone": (0.0, 0.2)}

@@ -152,7 +152,7 @@ def _spray_density(
     """Summed spray density of the spraying nozzles, (H, W), and the box [y0, y1, x0, x1]
     around their regions (lighting only needs to run there; empty when none sprays)."""
     h, w = scene.height, scene.width
-    px = min(h, w) / 512.0
+    px = scene.spray_px
     dens = np.zeros((h, w), np.float32)
     box = [h, 0, w, 0]
     for nz, own in zip(scene.nozzles, owns, strict=True):

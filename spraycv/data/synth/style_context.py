@@ -36,5 +36,10 @@ class StyleContext:
         return min(self.scene.width, self.scene.height) / 512.0
 
     @property
+    def spray_px(self) -> float:
+        """The sprays' own pixel scale (SceneParams.spray_px): droplets and their wash."""
+        return self.scene.spray_px
+
+    @property
     def shape(self) -> tuple[int, int]:
         return self.scene.height, self.scene.width
