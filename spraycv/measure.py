@@ -25,6 +25,7 @@ from spraycv.io.images import (
     to_binary_mask,
 )
 from spraycv.refine.recover import along_boom, near_apex_of, recover_missed
+from spraycv.runtime.turn import turn_down
 from spraycv.runtime.zoom import wants_tiles, zoom_box
 from spraycv.segment.classical import segment_classical
 
@@ -172,8 +173,30 @@ class Measurer:
         strength: np.ndarray | None = None,
     ) -> Reading:
         """Read an image its segmenter has segmented already (`read_mask`), then its tiles
-        where it asks for them (`with_tiles`): every path from a frame to a reading."""
-        return self.with_tiles(image, self.read_mask(mask, apexes, image, strength))
+        where it asks for them (`with_tiles`), then turned where its sprays point sideways
+        or up (`with_turn`): every path from a frame to a reading."""
+        first = self.with_tiles(image, self.read_mask(mask, apexes, image, strength))
+        return self.with_turn(image, first)
+
+    def with_turn(self, image: np.ndarray, reading: Reading) -> Reading:
+        """`reading`, or where its plumes point sideways or up (spraycv.runtime.turn; its
+        trusted plumes, or all where it trusts none), the image read again with the
+        network's look turned so that they point down (the geometry and the refiner read
+        the frame as it is), unless that trusts fewer plumes, or none. The network reads
+        sprays that point down best (experiments row 167); a frame where nothing is read is
+        not turned (trying every turn there found false plumes on dim frames, row 167)."""
+        turned_look = getattr(self.segmenter, "turned_look", None)
+        trusted = [m.axis for m in reading.measurements if m.reliable]
+        axes = trusted or [m.axis for m in reading.measurements]
+        k = turn_down(np.array(axes, np.float64)) if turned_look is not None else 0
+        if k == 0:
+            return reading
+        seg = turned_look(image, k)
+        turned = self.read_mask(seg.mask, seg.apexes, image, seg.apex_strength)
+        turned = self.with_tiles(image, turned)
+        if sum(m.reliable for m in turned.measurements) < max(len(trusted), 1):
+            return reading  # a turn that trusts nothing keeps the first mask (dim frames)
+        return turned
 
     def with_tiles(self, image: np.ndarray, reading: Reading) -> Reading:
         """`reading` of `image` with the trusted plumes that only its tiles read, where it

@@ -19,6 +19,7 @@ from spraycv.runtime.processing import (
     preprocess,
     same_input_size,
 )
+from spraycv.runtime.turn import points_back
 from spraycv.runtime.zoom import (
     PEAK_MERGE,
     merge_peaks,
@@ -102,6 +103,13 @@ class Predictor(ABC):
             [np.asarray(t.apex_strength, np.float64) for t in tiles])  # fmt: skip
         merged, strength = merge_peaks(points, heat, PEAK_MERGE * min(image.shape[:2]))
         return Segmentation(mask, merged, strength)
+
+    def turned_look(self, image: np.ndarray, k: int) -> Segmentation:
+        """The image read turned by k quarter turns (`np.rot90`; spraycv.runtime.turn), as
+        `segment` reads it, with its mask and apex peaks turned back onto the image."""
+        (seg,) = self.segment([np.ascontiguousarray(np.rot90(image, k))])
+        mask = np.ascontiguousarray(np.rot90(seg.mask, -k))
+        return Segmentation(mask, points_back(seg.apexes, k, image.shape[:2]), seg.apex_strength)
 
     def _one_pass(self, images: Sequence[np.ndarray], apexes: bool) -> list[Segmentation]:
         """One network call per input size (keep_aspect: images of another shape differ);

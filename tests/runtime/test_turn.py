@@ -1,0 +1,140 @@
+"""Quarter turns (experiments row 167): a frame whose sprays point sideways or up is read with
+the network's look turned so that they point down, and then reads as the upright frame."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+import cv2
+import numpy as np
+import pytest
+
+from spraycv.measure import Measurer, Reading
+from spraycv.runtime.predictor import Segmentation
+from spraycv.runtime.turn import points_back, turn_down, turn_map
+
+SHAPE = (5, 8)  # not square: a turn swaps the sides
+
+
+@pytest.mark.parametrize("k", [0, 1, 2, 3, -1, 5])
+def test_turn_map_follows_np_rot90_and_points_come_back(k):
+    rng = np.random.default_rng(k % 4)
+    points = np.stack([rng.integers(0, SHAPE[1], 6), rng.integers(0, SHAPE[0], 6)], axis=1)
+    for x, y in points:
+        image = np.zeros(SHAPE, np.uint8)
+        image[y, x] = 1
+        a, b = turn_map(k, SHAPE)
+        xt, yt = np.rint(a @ [x, y] + b).astype(int)
+        assert np.rot90(image, k)[yt, xt] == 1
+        np.testing.assert_allclose(points_back([[xt, yt]], k, SHAPE), [[x, y]], atol=1e-9)
+
+
+@pytest.mark.parametrize(
+    ("axes", "k"),
+    [
+        ([[0.0, 1.0]], 0),  # down
+        ([[0.6, 0.8], [-0.6, 0.8]], 0),  # a boom fanning out downwards
+        ([[0.7, 0.7]], 0),  # 45 deg: closer to down than to the side (by rounding)
+        ([[-1.0, 0.0]], 1),  # to the left: one counter-clockwise turn points it down
+        ([[1.0, 0.1]], 3),  # to the right
+        ([[0.1, -1.0], [-0.1, -1.0]], 2),  # up
+        ([[1.0, 0.0], [-1.0, 0.0]], 0),  # both ways at once: no one direction to turn
+        ([], 0),  # no plume
+        ([[np.nan, np.nan], [-1.0, 0.0]], 1),  # a plume without an axis does not count
+    ],
+)
+def test_turn_down_points_the_mean_axis_down(axes, k):
+    assert turn_down(np.array(axes, np.float64).reshape(-1, 2)) == k
+    if axes and k:
+        u = np.nanmean(np.array(axes, np.float64), axis=0)
+        assert (turn_map(k, (1, 1))[0] @ u)[1] > 0.7 * np.linalg.norm(u)
+
+
+class WithoutTurn(Measurer):
+    """The pipeline as it was before quarter turns."""
+
+    def with_turn(self, image: np.ndarray, reading: Reading) -> Reading:
+        return reading
+
+
+def _trusted(reading: Reading) -> list[float]:
+    return sorted(m.included_angle_deg for m in reading.measurements if m.reliable)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("sample", ["000002", "000003"])
+def test_a_turned_frame_reads_as_the_upright_one(shipped_pipeline, sample):
+    """The bundled samples (sprays pointing down) turned sideways and upside down: the same
+    plumes at the same angles, where the network's own look at a turned frame reads them
+    0.5-0.7 deg apart."""
+    image = cv2.imread(f"data/samples/images/{sample}.jpg")
+    upright = _trusted(shipped_pipeline(image))
+    before = WithoutTurn(**{f: getattr(shipped_pipeline, f) for f in _FIELDS})
+    apart = 0.0
+    for k in (1, 2, 3):
+        turned = np.ascontiguousarray(np.rot90(image, k))
+        assert _trusted(shipped_pipeline(turned)) == pytest.approx(upright, abs=0.15)
+        apart = max(apart, np.abs(np.subtract(_trusted(before(turned)), upright)).max())
+    assert apart > 0.15  # what the turn is for: the network alone reads them apart
+
+
+_FIELDS = ("segmenter", "hints", "config", "refiner", "tiles_when_nothing_seen")
+
+
+class TurnedLooks:
+    """A segmenter whose turned look is given: it records the turns asked for."""
+
+    def __init__(self, seen: Segmentation):
+        self.seen, self.turns = seen, []
+
+    def __call__(self, image: np.ndarray) -> np.ndarray:
+        return self.seen.mask
+
+    def turned_look(self, image: np.ndarray, k: int) -> Segmentation:
+        self.turns.append(k)
+        return self.seen
+
+
+def _plume_pointing_up(shape: tuple[int, int] = (240, 240)) -> np.ndarray:
+    """(H, W) uint8 mask of a 40 deg sector (a round front: one apex) from near the
+    bottom, pointing up."""
+    mask = np.zeros(shape, np.uint8)
+    apex, length = np.array([120.0, 220.0]), 180.0
+    front = [
+        apex + length * np.array([np.sin(a), -np.cos(a)])
+        for a in np.radians(np.linspace(-20, 20, 21))
+    ]
+    cv2.fillPoly(mask, [np.rint([apex, *front]).astype(np.int32)], 1)
+    return mask
+
+
+@pytest.mark.parametrize(
+    ("first_trusted", "turned_sees", "taken"),
+    [
+        (True, "nothing", False),  # fewer trusted plumes
+        (True, "the plume", True),
+        (
+            False,
+            "nothing",
+            False,
+        ),  # none: the first mask stays (it was the better one on dim frames)
+        (False, "the plume", True),  # an untrusted plume pointing up, trusted turned
+    ],
+)
+def test_the_turned_look_is_taken_unless_it_trusts_fewer_plumes(first_trusted, turned_sees, taken):
+    mask = _plume_pointing_up()
+    image = cv2.cvtColor(mask * 200, cv2.COLOR_GRAY2BGR)
+    apex, heat = np.array([[120.0, 220.0]]), np.array([0.9])  # as an apex head marks it
+    nothing = Segmentation(np.zeros_like(mask), np.zeros((0, 2)), np.zeros(0))
+    seen = Segmentation(mask, apex, heat) if turned_sees == "the plume" else nothing
+    segmenter = TurnedLooks(seen)
+    measurer = Measurer(segmenter)
+    first = measurer.read_mask(mask, apex, image, heat)
+    assert [m.reliable for m in first.measurements] == [True]
+    if not first_trusted:
+        flagged = [replace(m, unreliable="poor_fit") for m in first.measurements]
+        first = Reading(first.mask, first.apexes, flagged)
+    result = measurer.with_turn(image, first)
+    assert segmenter.turns == [2]  # upside down: two quarter turns
+    assert (result is not first) == taken
+    assert len([m for m in result.measurements if m.reliable]) == int(first_trusted or taken)
