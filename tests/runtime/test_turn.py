@@ -3,7 +3,8 @@ the network's look turned so that they point down, and then reads as the upright
 
 from __future__ import annotations
 
-from dataclasses import replace
+from dataclasses import fields, replace
+from pathlib import Path
 
 import cv2
 import numpy as np
@@ -14,6 +15,7 @@ from spraycv.runtime.predictor import Segmentation
 from spraycv.runtime.turn import points_back, turn_down, turn_map
 
 SHAPE = (5, 8)  # not square: a turn swaps the sides
+SAMPLES = Path(__file__).resolve().parents[2] / "data/samples/images"
 
 
 @pytest.mark.parametrize("k", [0, 1, 2, 3, -1, 5])
@@ -67,18 +69,15 @@ def test_a_turned_frame_reads_as_the_upright_one(shipped_pipeline, sample):
     """The bundled samples (sprays pointing down) turned sideways and upside down: the same
     plumes at the same angles, where the network's own look at a turned frame reads them
     0.5-0.7 deg apart."""
-    image = cv2.imread(f"data/samples/images/{sample}.jpg")
+    image = cv2.imread(str(SAMPLES / f"{sample}.jpg"))
     upright = _trusted(shipped_pipeline(image))
-    before = WithoutTurn(**{f: getattr(shipped_pipeline, f) for f in _FIELDS})
+    before = WithoutTurn(**{f.name: getattr(shipped_pipeline, f.name) for f in fields(Measurer)})
     apart = 0.0
     for k in (1, 2, 3):
         turned = np.ascontiguousarray(np.rot90(image, k))
         assert _trusted(shipped_pipeline(turned)) == pytest.approx(upright, abs=0.15)
         apart = max(apart, np.abs(np.subtract(_trusted(before(turned)), upright)).max())
     assert apart > 0.15  # what the turn is for: the network alone reads them apart
-
-
-_FIELDS = ("segmenter", "hints", "config", "refiner", "tiles_when_nothing_seen")
 
 
 class TurnedLooks:

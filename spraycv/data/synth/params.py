@@ -124,9 +124,9 @@ class SceneParams:
     clutter: bool  # rods, lamps, tiles in the background
     fixtures: bool  # brackets and specular glints near a nozzle
     camera: CameraParams
-    nozzles: list[NozzleParams] = field(default_factory=list)
-    spray_px: float = 1.0  # the sprays' own pixel scale (droplets, streaks, mist; `px` x
+    spray_px: float  # the sprays' own pixel scale (droplets, streaks, mist; `px` x
     # appearance.spray_scale), while the camera's blurs and the hardware follow `px`
+    nozzles: list[NozzleParams] = field(default_factory=list)
 
 
 def ur(rng: np.random.Generator, r: tuple[float, float]) -> float:
