@@ -16,7 +16,7 @@ from spraycv.config.base import StrictModel
 
 NOZZLE_TYPES = ("flat_fan", "hollow_cone", "full_cone")
 NOZZLE_STATES = ("on", "weak", "clogged", "off")
-BACKGROUNDS = ("lab", "panel", "field")
+BACKGROUNDS = ("lab", "panel", "field", "canopy")
 # Nozzle bodies: a tip in a bayonet cap on a holder; a tip on a bare threaded stem; one
 # moulded or machined piece (spraycv.data.synth.params.BODY_SAMPLERS draws each).
 BODY_SHAPES = ("bayonet", "tip_only", "one_piece")
@@ -39,6 +39,9 @@ STYLES = (
     "motion_blur",
     "vignetting",
     "lens_dust",
+    # sunlight: one side of each spray lit more than the other; outdoors, over a crop
+    "side_lit",
+    "outdoor_sun",
     # no spray at all: the truth is an empty mask
     "nozzles_off",
     "bare_background",
@@ -147,7 +150,8 @@ class AppearanceConfig(StrictModel):
 
     prob_back_lit: float = Field(0.3, ge=0, le=1)
     prob_color: float = Field(0.6, ge=0, le=1)
-    # Background style of front-lit scenes ("panel" is used for every back-lit scene).
+    # Background style of front-lit scenes ("panel" is used for every back-lit scene):
+    # a dark lab, a field under the horizon, or a sunlit crop or soil seen from above.
     front_background_probs: BackgroundProbs = Field(
         default_factory=lambda: {"lab": 0.8, "field": 0.2}
     )
@@ -218,6 +222,9 @@ class StyleConfig(StrictModel):
     strong_motion_px_range: Range = (8.0, 30.0)
     strong_vignetting_range: Range = (0.55, 0.9)
     n_dust_range: IntRange = (3, 25)
+    # Sunlight from one side: a spray's density scaled by 1 + k q across it (q -1 at one
+    # side, +1 at the other), k drawn here. Below 1, so the dim side stays visible.
+    side_light_range: Range = (0.25, 0.6)
 
     @field_validator("hdr_bits")
     @classmethod
@@ -232,6 +239,8 @@ class StyleConfig(StrictModel):
             raise ValueError("dim_peak_range must lie within [1, 255]")
         if not 1 <= self.heavy_jpeg_quality_range[0] <= self.heavy_jpeg_quality_range[1] <= 100:
             raise ValueError("heavy_jpeg_quality_range must lie within [1, 100]")
+        if not 0.0 <= self.side_light_range[0] <= self.side_light_range[1] < 1.0:
+            raise ValueError("side_light_range must lie within [0, 1)")
         return self
 
 

@@ -26,6 +26,7 @@ from spraycv.data.synth.props import (
 from spraycv.data.synth.render import envelope_masks, streams
 from spraycv.data.synth.style_context import StyleContext
 from spraycv.data.synth.styles import EFFECTS, STYLE_EFFECTS, frame_style
+from spraycv.data.synth.sunlight import across_spray
 from spraycv.io.images import read_image
 
 SIZE = 128
@@ -314,3 +315,58 @@ def test_long_exposures_wash_droplets_into_a_sheet_with_a_crisp_edge() -> None:
         assert _texture(sheet.image, core) < 0.7 * _texture(twin.image, core), seed
         assert _edge_step(sheet.image, mask) > _edge_step(soft.image, mask), seed
         assert sheet.record["style_params"]["sheet_blur_px"] > 0
+
+
+def _side_gain(res: object, twin: object, side: float) -> float:
+    """Mean grey of the first nozzle's spray beyond q = 0.4 towards `side` (within its first
+    half-length) over its standard twin's there."""
+    env = EnvelopeSpec(**res.record["nozzles"][0]["params"]["envelope"])  # type: ignore[attr-defined]
+    q, s = across_spray(env, *res.mask.shape)  # type: ignore[attr-defined]
+    part = (res.mask > 0) & (side * q > 0.4) & (s < 0.5 * env.length)  # type: ignore[attr-defined]
+    grey = [cv2.cvtColor(r.image, cv2.COLOR_BGR2GRAY)[part].mean() for r in (res, twin)]  # type: ignore[attr-defined]
+    return float(grey[0] / max(grey[1], 1.0))
+
+
+def test_side_lit_sprays_are_brighter_on_the_suns_side() -> None:
+    """The side towards the sun gains brightness over the standard twin, the other loses it;
+    the truth is the twin's (test_every_style_keeps_the_truth_exact)."""
+    cfg, gaps = _only("side_lit"), []
+    for seed in range(4):
+        res, twin = render_sample(seed, SIZE * 2, cfg), render_sample(seed, SIZE * 2)
+        sun = res.record["style_params"]["sun_side"]
+        assert 0.0 < res.record["style_params"]["side_light"] < 1.0
+        lit, shaded = _side_gain(res, twin, sun), _side_gain(res, twin, -sun)
+        assert lit > shaded, (seed, lit, shaded)
+        gaps.append(lit - shaded)
+    assert np.mean(gaps) > 0.1  # less where a saturated spray clips the camera
+
+
+def test_outdoor_frames_show_sunlit_ground_in_focus() -> None:
+    """Outdoors the ground seen from above is bright and finely textured (leaves, clods),
+    where the lab's dark cloth is smooth: a spray must be told from texture."""
+    outdoor, lab = (
+        _only("outdoor_sun"),
+        RenderConfig.model_validate(
+            {"appearance": {"prob_back_lit": 0.0, "front_background_probs": {"lab": 1.0}}}
+        ),
+    )
+    for seed in range(3):
+        res, dark = render_sample(seed, SIZE * 2, outdoor), render_sample(seed, SIZE * 2, lab)
+        assert res.record["render"]["background"] in ("canopy", "field")
+        if res.record["render"]["background"] != "canopy":
+            continue
+        ground = (res.mask == 0) & (dark.mask == 0)
+        grey = cv2.cvtColor(res.image, cv2.COLOR_BGR2GRAY)
+        assert grey[ground].mean() > 40, seed
+        assert _fine_detail(res.image, ground) > 3 * _fine_detail(dark.image, ground), seed
+
+
+def _fine_detail(image: np.ndarray, part: np.ndarray) -> float:
+    """Median absolute 3 px high-pass over a part of the frame (hardware edges aside)."""
+    grey = cv2.cvtColor(image, cv2.COLOR_BGR2GRAY).astype(np.float32)
+    return float(np.median(np.abs(grey - cv2.GaussianBlur(grey, (0, 0), 3.0))[part]))
+
+
+def test_side_light_must_leave_the_dim_side_visible() -> None:
+    with pytest.raises(ValidationError):
+        StyleConfig(side_light_range=(0.2, 1.0))

@@ -1,4 +1,5 @@
-"""Backgrounds: dark lab (front-lit), bright diffuser panel (back-lit), outdoor field.
+"""Backgrounds: dark lab (front-lit), bright diffuser panel (back-lit), outdoor field, and a
+sunlit crop canopy or bare soil seen from above (a boom's camera looking down).
 
 All return (H, W, 3) float32 BGR in about [0, 1]. World-aligned structures (horizon,
 frame rails) follow the camera roll, so a rotated camera rotates them too.
@@ -154,7 +155,44 @@ def field_background(rng: np.random.Generator, scene: SceneParams) -> np.ndarray
     return big_blur(np.ascontiguousarray(img, np.float32), rng.uniform(0.8, 3.0))
 
 
+def _crop_rows(rng: np.random.Generator, h: int, w: int, roll_deg: float) -> np.ndarray:
+    """(h, w) cover in [0, 1] of crop rows seen from above: parallel bands of leaves whose
+    width and gaps wander, broken into leafy clumps; 0 on bare soil."""
+    x, y = _coords(h, w)
+    t = math.radians(roll_deg + rng.uniform(-90.0, 90.0))
+    across = (x * math.cos(t) + y * math.sin(t)) / min(h, w)
+    pitch = rng.uniform(0.12, 0.45)
+    wander = 0.08 * smooth_noise_2d(rng, h, w, rng.uniform(2, 5))
+    phase = np.abs(((across / pitch + wander + rng.uniform(0, 1)) % 1.0) - 0.5) * 2  # 0: row
+    fill = rng.uniform(0.35, 0.9)  # share of the pitch the canopy covers
+    leaves = smooth_noise_2d(rng, h, w, w / rng.uniform(6, 14) / 4, octaves=3)
+    return smoothstep(fill + 0.15, fill - 0.15, phase + 0.35 * leaves)
+
+
+def canopy_background(rng: np.random.Generator, scene: SceneParams) -> np.ndarray:
+    """Sunlit ground seen from above and in focus: crop rows (or a closed canopy) over soil,
+    or bare soil and stubble; leaf-sized texture with sunlit tops and shaded gaps, which
+    a spray in front of it veils only partly."""
+    h, w = scene.height, scene.width
+    crop = _crop_rows(rng, h, w, scene.camera_roll_deg) if rng.random() < 0.75 else None
+    leaf = np.array([rng.uniform(0.05, 0.2), rng.uniform(0.35, 0.6), rng.uniform(0.15, 0.4)])
+    soil = np.array([rng.uniform(0.12, 0.3), rng.uniform(0.22, 0.38), rng.uniform(0.3, 0.5)])
+    # Sun and shade at leaf or clod size: strong, fine, high-contrast texture.
+    grain = smooth_noise_2d(rng, h, w, w / rng.uniform(3, 9), octaves=3)
+    shade = np.clip(0.75 + rng.uniform(0.25, 0.55) * grain, 0.15, 1.6)[..., None]
+    cover = np.zeros((h, w, 1), np.float32) if crop is None else crop[..., None]
+    ground = (leaf * cover + soil * (1.0 - cover)).astype(np.float32) * shade
+    ground *= (scene.bg_level / 0.45 * _gradient(rng, h, w, rng.uniform(0.0, 0.3)))[..., None]
+    ground *= np.array(scene.bg_color, np.float32)
+    return cv2.GaussianBlur(np.ascontiguousarray(ground, np.float32), (0, 0), rng.uniform(0.3, 1.2))
+
+
 def background(rng: np.random.Generator, scene: SceneParams) -> np.ndarray:
     """The scene's background, (H, W, 3) float32 BGR."""
-    make = {"lab": lab_background, "panel": panel_background, "field": field_background}
+    make = {
+        "lab": lab_background,
+        "panel": panel_background,
+        "field": field_background,
+        "canopy": canopy_background,
+    }
     return make[scene.background](rng, scene)

@@ -265,9 +265,9 @@ def _boom(
 
 
 def _exposed_for(camera: CameraParams, light: dict) -> CameraParams:
-    """The camera with its gain set for a bright background (a panel or a field), as a
+    """The camera with its gain set for a bright background (a panel, field or canopy), as a
     camera's auto-exposure would; unchanged in front of a dark one."""
-    if light["background"] in ("panel", "field"):
+    if light["background"] != "lab":
         level = float(light["bg_level"]) * (1.0 if light["background"] == "panel" else 1.4)
         camera.exposure_gain = float(np.clip(camera.exposure_gain * 0.85 / level, 0.4, 1.2 / level))
     return camera

@@ -109,7 +109,7 @@ class SceneParams:
     height: int
     lighting: str  # "front" | "back"
     color: bool
-    background: str  # "lab" | "panel" | "field"
+    background: str  # one of spraycv.config.render.BACKGROUNDS
     camera_roll_deg: float
     gravity_dir: tuple[float, float]
     boom: dict[str, object]
@@ -298,7 +298,7 @@ def sample_lighting(
         "bg_color": tuple(float(c) for c in color),
         "spray_gain": ur(rng, (1.5, 4.0))
         if back
-        else ur(rng, (0.6, 1.3)) * (0.7 if background == "field" else 1.0),
+        else ur(rng, (0.6, 1.3)) * (1.0 if background == "lab" else 0.7),
         "white_balance": tuple(ur(rng, (0.9, 1.1)) for _ in range(3)),
         "clutter": bool(rng.random() < cfg.prob_clutter),
         "fixtures": bool(rng.random() < cfg.prob_fixtures),

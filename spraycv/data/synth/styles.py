@@ -38,6 +38,7 @@ from spraycv.data.synth.props import (
     paint_wet_surfaces,
 )
 from spraycv.data.synth.style_context import StyleContext
+from spraycv.data.synth.sunlight import side_lit_density
 
 _STYLE_KEY = 0x57E1E5  # seeds the styles' own streams, apart from the renderer's four
 
@@ -156,6 +157,14 @@ _BLACK_CONFIG = {
     },
 }
 
+# Outdoors in the sun: sunlit ground seen from above, or a field under the horizon.
+_OUTDOOR_CONFIG = {
+    "appearance": {
+        "prob_back_lit": 0.0,
+        "front_background_probs": {"lab": 0.0, "field": 0.3, "canopy": 0.7},
+    },
+}
+
 EFFECTS: dict[str, Effect] = {
     "bright_brackets": Effect(behind=paint_brackets),
     "lit_bodies": Effect(scene=_light_up_bodies),
@@ -170,6 +179,8 @@ EFFECTS: dict[str, Effect] = {
     "strong_motion_blur": Effect(scene=_strong_motion),
     "strong_vignetting": Effect(scene=_strong_vignetting),
     "lens_dust": Effect(lens=paint_lens_dust),
+    "sun_side": Effect(spray=side_lit_density),
+    "outdoors": Effect(config=_OUTDOOR_CONFIG),
     "nozzles_off": Effect(scene=_switch_off),
     "no_nozzles": Effect(scene=_no_nozzles, draws_nozzles=False),
 }
@@ -189,6 +200,8 @@ STYLE_EFFECTS: dict[str, tuple[str, ...]] = {
     "motion_blur": ("strong_motion_blur",),
     "vignetting": ("strong_vignetting",),
     "lens_dust": ("lens_dust",),
+    "side_lit": ("sun_side",),
+    "outdoor_sun": ("outdoors", "sun_side"),
     "nozzles_off": ("nozzles_off",),
     "bare_background": ("no_nozzles",),
     "brackets_only": ("no_nozzles", "bright_brackets"),
