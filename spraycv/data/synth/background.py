@@ -175,8 +175,10 @@ def canopy_background(rng: np.random.Generator, scene: SceneParams) -> np.ndarra
     a spray in front of it veils only partly."""
     h, w = scene.height, scene.width
     crop = _crop_rows(rng, h, w, scene.camera_roll_deg) if rng.random() < 0.75 else None
+    # BGR: green leaves; brown soil, red above green above blue
     leaf = np.array([rng.uniform(0.05, 0.2), rng.uniform(0.35, 0.6), rng.uniform(0.15, 0.4)])
-    soil = np.array([rng.uniform(0.12, 0.3), rng.uniform(0.22, 0.38), rng.uniform(0.3, 0.5)])
+    red = rng.uniform(0.25, 0.5)
+    soil = np.array([red * rng.uniform(0.3, 0.6), red * rng.uniform(0.65, 0.85), red])
     # Sun and shade at leaf or clod size: strong, fine, high-contrast texture.
     grain = smooth_noise_2d(rng, h, w, w / rng.uniform(3, 9), octaves=3)
     shade = np.clip(0.75 + rng.uniform(0.25, 0.55) * grain, 0.15, 1.6)[..., None]
