@@ -18,6 +18,9 @@
 #   N_FAR            also render this many far views for "train" (default 0): the training
 #                    mix at 1024 px with configs/render/far_view.overrides, as datasets/train_small
 #                    (the far view the shipped fine-tune lost, experiments row 129)
+#   N_SUN            also render this many sunlit frames for "train" (default 0):
+#                    configs/render/sun.yaml, as datasets/train_sun (experiments rows 170-171:
+#                    what the CPU could not teach the network)
 #   TEACHER          "apex" refits the trained model's own head to this model's apex heat
 #                    (`apex-head --teacher`, experiments row 126) instead of a fresh head
 # The defaults fit one 10-minute command with start-up to spare on an H200 with 16 cores
@@ -54,10 +57,17 @@ if want render && [[ ! -d "$data/heldout" ]]; then
         synth -c configs/render/train.yaml --out "$data/train_far" --n "$N_FAR" \
             --seed "$((${TRAIN_SEED:-1} + 1))" --size 1024 "${far_view[@]}"
     fi
+    if ((${N_SUN:-0} > 0)); then
+        synth -c configs/render/sun.yaml --out "$data/train_sun" --n "$N_SUN" \
+            --seed "$((${TRAIN_SEED:-1} + 2))"
+    fi
     synth --out "$data/heldout" --n "${N_HELDOUT:-400}" --seed 1000  # never used in training
 fi
-train_data="$data/train"
-[[ -d "$data/train_far" ]] && train_data="[$data/train,$data/train_far]"
+parts="$data/train"
+for extra in train_far train_sun; do
+    [[ -d "$data/$extra" ]] && parts="$parts,$data/$extra"
+done
+train_data="[$parts]"
 common=(device="$device" precision="$precision" train_data="$train_data" val_data="$data/val"
     workers=$((workers > 2 ? workers - 2 : 0)))
 

@@ -45,3 +45,7 @@ synth heldout_portrait --n 100 --seed 1011 --size 480 --height 640
 mapfile -t far_view < <(grep -v '^#' configs/render/far_view.overrides)
 synth heldout_small --n 100 --seed 1012 --size 1024 "${far_view[@]}"
 synth val_small --n 100 --seed 2012 --size 1024 "${far_view[@]}"
+# sunlight (experiments row 170): sprays lit from one side, and outdoors over a sunlit crop
+# seen from above; seed 1000, so its side-lit frames are held-out frames lit from one side
+synth heldout_sun -c configs/render/sun.yaml --n 200 --seed 1000
+synth val_sun -c configs/render/sun.yaml --n 100 --seed 2013
