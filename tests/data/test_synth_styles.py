@@ -370,3 +370,31 @@ def _fine_detail(image: np.ndarray, part: np.ndarray) -> float:
 def test_side_light_must_leave_the_dim_side_visible() -> None:
     with pytest.raises(ValidationError):
         StyleConfig(side_light_range=(0.2, 1.0))
+
+
+@pytest.mark.parametrize(
+    ("point", "q", "s"),
+    [
+        ((50.0, 60.0), 0.0, 50.0),  # on the axis (straight down from the apex)
+        ((50.0 - 50.0 * np.tan(np.radians(20.0)), 60.0), -1.0, 50.0),  # on the left side
+        ((50.0 + 50.0 * np.tan(np.radians(30.0)), 60.0), 1.0, 50.0),  # on the right side
+        ((50.0, 0.0), 0.0, -10.0),  # behind the apex
+    ],
+)
+def test_across_spray_places_the_sides_at_minus_and_plus_one(
+    point: tuple[float, float], q: float, s: float
+) -> None:
+    """Apex (50, 10), axis down: the left side (n_left, towards -x here) at 20 deg, the
+    right at 30 deg; q is read per side, so an asymmetric spray's sides are both at +-1."""
+    env = EnvelopeSpec(
+        apex=(50.0, 10.0), axis=(0.0, 1.0), half_left_deg=20.0, half_right_deg=30.0, length=80.0,
+        s_bend=80.0, gravity=0.0, gravity_dir=(0.0, 1.0), drag=0.0, front_flatness=1.0, ragged=(),
+    )  # fmt: skip
+    qs, ss = across_spray(env, 100, 100)
+    x, y = point
+    row, col = round(y), round(x)
+    frac = x - col  # the map is sampled at whole pixels: interpolate across x
+    near = qs[row, col] + frac * (qs[row, col + 1] - qs[row, col])
+    assert ss[row, col] == pytest.approx(s, abs=1e-4)
+    if s > 0:
+        assert near == pytest.approx(q, abs=0.03)
