@@ -222,8 +222,9 @@ class StyleConfig(StrictModel):
     strong_motion_px_range: Range = (8.0, 30.0)
     strong_vignetting_range: Range = (0.55, 0.9)
     n_dust_range: IntRange = (3, 25)
-    # Sunlight from one side: a spray's density scaled by 1 + k q across it (q -1 at one
-    # side, +1 at the other), k drawn here. Below 1, so the dim side stays visible.
+    # Sunlight from one side: the light a spray scatters scaled by 1 + k q across it (q -1
+    # at one side, +1 at the other; spraycv.data.synth.sunlight), k drawn here. Below 1, so
+    # the dim side stays visible.
     side_light_range: Range = (0.25, 0.6)
 
     @field_validator("hdr_bits")

@@ -4,7 +4,8 @@ A lamp in a booth lights a spray fairly evenly; the sun (or one lamp low at the 
 one side of each spray sheet more than the other, so one edge of the plume is bright and
 the other dim. The light a spray scatters is scaled across it, never its envelope: the truth
 stays exact, and the dim side keeps at least 1 - k of its light (k < 1), so it stays
-visible.
+visible. In a back-lit frame the same scaling deepens the shadow on one side: a sheet
+denser on one side than the other.
 """
 
 from __future__ import annotations
@@ -26,7 +27,7 @@ def across_spray(env: EnvelopeSpec, height: int, width: int) -> tuple[np.ndarray
     y = np.arange(height, dtype=np.float32)[:, None] - np.float32(env.apex[1])
     ux, uy = (np.float32(v) for v in env.axis)
     s = x * ux + y * uy
-    lateral = y * ux - x * uy  # towards n_left = (-uy, ux) negative: right of the axis
+    lateral = y * ux - x * uy  # along n_left = (-uy, ux); negative right of the axis
     half = np.where(
         lateral < 0,
         np.float32(math.tan(math.radians(env.half_right_deg))),
