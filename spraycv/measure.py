@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
@@ -172,19 +173,28 @@ class Measurer:
         apexes: np.ndarray | None = None,
         strength: np.ndarray | None = None,
     ) -> Reading:
-        """Read an image its segmenter has segmented already (`read_mask`), then its tiles
-        where it asks for them (`with_tiles`), then turned where its sprays point sideways
-        or up (`with_turn`): every path from a frame to a reading."""
-        first = self.with_tiles(image, self.read_mask(mask, apexes, image, strength))
-        return self.with_turn(image, first)
+        """Read an image its segmenter has segmented already (`read_mask`), then complete
+        the reading (`completed`): every path from a frame to a reading."""
+        return self.completed(image, self.read_mask(mask, apexes, image, strength))
 
-    def with_turn(self, image: np.ndarray, reading: Reading) -> Reading:
+    def completed(self, image: np.ndarray, first: Reading) -> Reading:
+        """The first reading of `image` with its tiles where it asks for them
+        (`with_tiles`), then turned where its sprays point sideways or up (`with_turn`).
+        The tiles are read at most once: a turned reading that asks for them too takes the
+        same upright tiles."""
+        tiled = functools.cache(functools.partial(self._tiled_reading, image))
+        return self.with_turn(image, self.with_tiles(image, first, tiled), tiled)
+
+    def with_turn(
+        self, image: np.ndarray, reading: Reading, tiled: Callable[[], Reading] | None = None
+    ) -> Reading:
         """`reading`, or where its plumes point sideways or up (spraycv.runtime.turn; its
         trusted plumes, or all where it trusts none), the image read again with the
         network's look turned so that they point down (the geometry and the refiner read
         the frame as it is), unless that trusts fewer plumes, or none. The network reads
         sprays that point down best (experiments row 167); a frame where nothing is read is
-        not turned (trying every turn there found false plumes on dim frames, row 167)."""
+        not turned (trying every turn there found false plumes on dim frames, row 167).
+        `tiled`: the tiles' reading, as `with_tiles` takes it."""
         turned_look = getattr(self.segmenter, "turned_look", None)
         trusted = [m.axis for m in reading.measurements if m.reliable]
         axes = trusted or [m.axis for m in reading.measurements]
@@ -193,20 +203,28 @@ class Measurer:
             return reading
         seg = turned_look(image, k)
         turned = self.read_mask(seg.mask, seg.apexes, image, seg.apex_strength)
-        turned = self.with_tiles(image, turned)
+        turned = self.with_tiles(image, turned, tiled)
         if sum(m.reliable for m in turned.measurements) < max(len(trusted), 1):
             return reading  # a turn that trusts nothing keeps the first mask (dim frames)
         return turned
 
-    def with_tiles(self, image: np.ndarray, reading: Reading) -> Reading:
+    def with_tiles(
+        self, image: np.ndarray, reading: Reading, tiled: Callable[[], Reading] | None = None
+    ) -> Reading:
         """`reading` of `image` with the trusted plumes that only its tiles read, where it
         leaves small sprays unexplained and the model asks for tiles (`ModelIO.tile_short`;
-        spraycv.runtime.zoom.wants_tiles, `with_new_plumes`); else `reading` itself."""
+        spraycv.runtime.zoom.wants_tiles, `with_new_plumes`); else `reading` itself.
+        `tiled`: the tiles' reading, given by the caller that may need it twice (None: read
+        here, `_tiled_reading`)."""
         if not self._wants_tiles(reading, image.shape[:2]):
             return reading
+        tiles = tiled() if tiled is not None else self._tiled_reading(image)
+        return with_new_plumes(reading, tiles, self.hints)
+
+    def _tiled_reading(self, image: np.ndarray) -> Reading:
+        """The image read in overlapping tiles (`Predictor.tiled_look`)."""
         seg = self.segmenter.tiled_look(image)  # type: ignore[attr-defined]
-        tiled = self.read_mask(seg.mask, seg.apexes, image, seg.apex_strength)
-        return with_new_plumes(reading, tiled, self.hints)
+        return self.read_mask(seg.mask, seg.apexes, image, seg.apex_strength)
 
     def _wants_tiles(self, reading: Reading, shape: tuple[int, int]) -> bool:
         io = getattr(self.segmenter, "io", None)

@@ -86,8 +86,7 @@ def _one_frame(predictor: Any, data: bytes, refiner: Any = None) -> dict[str, fl
     coarse = measurer.coarse_readings(mask, prior, strength)
     times["geometry"], tic = time.perf_counter() - tic, time.perf_counter()
     reading = measurer.finish_reading(mask, prior, image, coarse)
-    reading = measurer.with_tiles(image, reading)  # small sprays left unexplained: tiles
-    measurer.with_turn(image, reading)  # sprays pointing sideways or up: read turned
+    measurer.completed(image, reading)  # tiles, and the turned look, where a frame asks
     times["refine"] = time.perf_counter() - tic
     return times
 
@@ -166,7 +165,7 @@ def format_table(timings: Sequence[BackendTiming]) -> str:
     note = (
         "ms, medians; e2e = every stage but decode (a camera hands over decoded frames); "
         "refine = the refiner, confidence, recovered plumes and the redrawn mask "
-        "(Measurer.finish_reading), tiles where a frame takes them (Measurer.with_tiles) and "
-        "the turned look where its sprays point sideways or up (Measurer.with_turn)"
+        "(Measurer.finish_reading), tiles where a frame takes them and the turned look where "
+        "its sprays point sideways or up (Measurer.completed)"
     )
     return "\n".join([*lines, note])

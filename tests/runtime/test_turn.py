@@ -55,7 +55,7 @@ def test_turn_down_points_the_mean_axis_down(axes, k):
 class WithoutTurn(Measurer):
     """The pipeline as it was before quarter turns."""
 
-    def with_turn(self, image: np.ndarray, reading: Reading) -> Reading:
+    def with_turn(self, image: np.ndarray, reading: Reading, tiled=None) -> Reading:
         return reading
 
 
@@ -137,3 +137,34 @@ def test_the_turned_look_is_taken_unless_it_trusts_fewer_plumes(first_trusted, t
     assert segmenter.turns == [2]  # upside down: two quarter turns
     assert (result is not first) == taken
     assert len([m for m in result.measurements if m.reliable]) == int(first_trusted or taken)
+
+
+class TiledAndTurned(TurnedLooks):
+    """`TurnedLooks` with a tiled look that finds nothing new, counting its calls."""
+
+    tiled_calls = 0
+
+    def tiled_look(self, image: np.ndarray) -> Segmentation:
+        self.tiled_calls += 1
+        return Segmentation(np.zeros(image.shape[:2], np.uint8), np.zeros((0, 2)), np.zeros(0))
+
+
+class AlwaysTiles(Measurer):
+    """Every reading asks for tiles (as a far view's small sprays would)."""
+
+    def _wants_tiles(self, reading: Reading, shape: tuple[int, int]) -> bool:
+        return True
+
+
+def test_a_turned_frame_that_takes_tiles_reads_them_once():
+    """Both the first reading and the turned one ask for the tiles of the same upright
+    image: the tiled look (about 190 ms a frame) runs once."""
+    mask = _plume_pointing_up()
+    image = cv2.cvtColor(mask * 200, cv2.COLOR_GRAY2BGR)
+    apex, heat = np.array([[120.0, 220.0]]), np.array([0.9])
+    segmenter = TiledAndTurned(Segmentation(mask, apex, heat))
+    measurer = AlwaysTiles(segmenter)
+    first = measurer.read_mask(mask, apex, image, heat)
+    result = measurer.completed(image, first)
+    assert segmenter.turns == [2] and result is not first  # the turned look was taken
+    assert segmenter.tiled_calls == 1
