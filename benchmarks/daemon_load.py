@@ -8,12 +8,12 @@ measurement, from the database); resident memory at start, middle and end; and w
 the stored frames equal the frames inferred.
 
 With `--idle K` the last K cameras show nozzles that do not spray (a still rendered frame
-of the held-out no-spray look), and `--idle-tiles-every-s` sets how often such a camera's
-frames take the tiled look (spraycv.stream.idle; 0: every frame).
+of the held-out no-spray look), and `--idle-search-every-s` sets how often such a camera's
+frames are searched, tiled and turned (spraycv.stream.idle; 0: every frame).
 
 Usage: python benchmarks/daemon_load.py [--sources 8] [--fps 15] [--minutes 10]
        [--backend onnx|pytorch] [--threads 1] [--max-batch 2] [--idle 0]
-       [--idle-tiles-every-s 10]
+       [--idle-search-every-s 10]
 """
 
 from __future__ import annotations
@@ -89,7 +89,7 @@ def _arguments() -> argparse.Namespace:
     parser.add_argument("--max-batch", type=int, default=2)
     parser.add_argument("--sample-s", type=float, default=15.0)
     parser.add_argument("--idle", type=int, default=0, help="cameras without spray (the last)")
-    parser.add_argument("--idle-tiles-every-s", type=float, default=10.0)
+    parser.add_argument("--idle-search-every-s", type=float, default=10.0)
     return parser.parse_args()
 
 
@@ -102,7 +102,7 @@ def _daemon_config(args: argparse.Namespace, servers: list, work: Path, port: in
             "weights": str(weights_for(args.backend)),
             "threads": args.threads,
             "max_batch": args.max_batch,
-            "idle_tiles_every_s": args.idle_tiles_every_s,
+            "idle_search_every_s": args.idle_search_every_s,
         },
         "store": {"path": str(work / "db.sqlite")},
         "api": {"port": port},
@@ -171,8 +171,8 @@ def main() -> None:
     samples = [(0.0, rss_mb(daemon.pid))]
     print(
         f"{args.sources} sources x {args.fps:g} fps, {args.backend}, {args.threads} threads,"
-        f" batches of at most {args.max_batch}; {args.idle} without spray (tiled look every"
-        f" {args.idle_tiles_every_s:g} s)"
+        f" batches of at most {args.max_batch}; {args.idle} without spray (searched every"
+        f" {args.idle_search_every_s:g} s)"
     )
     while (elapsed := time.monotonic() - start) < args.minutes * 60:
         time.sleep(min(args.sample_s, args.minutes * 60 - elapsed))

@@ -1,9 +1,11 @@
-"""What a frame without spray costs the pipeline, with and without the tiled look.
+"""What a frame without spray costs the pipeline, with and without the search for sprays
+the first look missed.
 
-A frame in which the first look finds nothing takes the tiled look (far views' sprays may
-show only there); a daemon whose camera is idle skips it (spraycv.stream.idle). This times
-both on the same frames, interleaved, one thread, and the same on frames with spray for
-comparison (experiments row 164).
+A frame in which the first look finds nothing is searched: the tiled look (far views' sprays
+may show only there) and the quarter-turned looks (a spray seen side-on); a daemon whose
+camera is idle skips them (spraycv.stream.idle). This times both on the same frames,
+interleaved, one thread, and the same on frames with spray for comparison (experiments rows
+164 and 174).
 
 Usage: python benchmarks/idle_frames.py --idle datasets/heldout_nospray \
            --spray datasets/heldout --n 40 [--weights W]
@@ -48,11 +50,14 @@ def main() -> None:
     ap.add_argument("--n", type=int, default=40)
     ap.add_argument("--weights", type=Path, default=None)
     args = ap.parse_args()
-    tiled = load_measurer(args.weights or default_weights(), threads=1)
-    measurers = {"tiles": tiled, "no tiles": replace(tiled, tiles_when_nothing_seen=False)}
+    searched = load_measurer(args.weights or default_weights(), threads=1)
+    measurers = {
+        "searched": searched,
+        "not searched": replace(searched, search_when_nothing_seen=False),
+    }
     for name, folder in (("without spray", args.idle), ("with spray", args.spray)):
         images = frames(folder, args.n)
-        tiled(images[0])  # warm up
+        searched(images[0])  # warm up
         ms = median_ms(measurers, images)
         cells = ", ".join(f"{k} {v:.1f} ms" for k, v in ms.items())
         print(f"{name} ({folder}, {len(images)} frames, one thread): {cells}")

@@ -149,11 +149,12 @@ class Measurer:
     hints: MeasureHints | None = None
     config: GeometryConfig | None = None
     refiner: Refiner | None = None
-    # whether a frame in which the first look found nothing takes the tiled look: it finds
-    # far views' sprays the first look misses whole, and makes a frame without spray cost
-    # five times its first look (151 against 30 ms, one thread; experiments row 164); a
-    # camera daemon that knows its source is idle skips it (spraycv.stream.idle)
-    tiles_when_nothing_seen: bool = True
+    # whether a frame in which the first look found nothing is searched further: the tiled
+    # look finds far views' sprays the first look misses whole (experiments row 164), the
+    # quarter-turned looks sprays seen side-on (row 174); they make a frame without spray
+    # cost about eight times its first look, so a camera daemon that knows its source is
+    # idle skips them (spraycv.stream.idle)
+    search_when_nothing_seen: bool = True
 
     @property
     def name(self) -> str:
@@ -192,13 +193,17 @@ class Measurer:
         trusted plumes, or all where it trusts none), the image read again with the
         network's look turned so that they point down (the geometry and the refiner read
         the frame as it is), unless that trusts fewer plumes, or none. The network reads
-        sprays that point down best (experiments row 167); a frame where nothing is read is
-        not turned (trying every turn there found false plumes on dim frames, row 167).
-        `tiled`: the tiles' reading, as `with_tiles` takes it."""
+        sprays that point down best (experiments row 167). Where nothing at all is read, no
+        plume tells the way to turn: `turned_search` looks every way. `tiled`: the tiles'
+        reading, as `with_tiles` takes it."""
         turned_look = getattr(self.segmenter, "turned_look", None)
+        if turned_look is None:
+            return reading
+        if saw_nothing(reading):
+            return self.turned_search(image, reading) if self.search_when_nothing_seen else reading
         trusted = [m.axis for m in reading.measurements if m.reliable]
         axes = trusted or [m.axis for m in reading.measurements]
-        k = turn_down(np.array(axes, np.float64)) if turned_look is not None else 0
+        k = turn_down(np.array(axes, np.float64))
         if k == 0:
             return reading
         seg = turned_look(image, k)
@@ -207,6 +212,22 @@ class Measurer:
         if sum(m.reliable for m in turned.measurements) < max(len(trusted), 1):
             return reading  # a turn that trusts nothing keeps the first mask (dim frames)
         return turned
+
+    def turned_search(self, image: np.ndarray, reading: Reading) -> Reading:
+        """The reading of the quarter turn of `image` that trusts the most plumes, where one
+        trusts any; else `reading` (which saw nothing). A spray seen side-on can be missed
+        whole by the upright look (experiments row 174: five frames of three drawers, read
+        within 0.2-1.8 deg once turned). Only a trusted plume replaces the reading: on 263
+        frames without spray no turn trusted one, where untrusted readings would have been
+        false plumes (row 167 found them on dim frames)."""
+        best, most = reading, 0
+        for k in (1, 2, 3):
+            seg = self.segmenter.turned_look(image, k)  # type: ignore[attr-defined]
+            turned = self.read_mask(seg.mask, seg.apexes, image, seg.apex_strength)
+            trusted = sum(m.reliable for m in turned.measurements)
+            if trusted > most:
+                best, most = turned, trusted
+        return best
 
     def with_tiles(
         self, image: np.ndarray, reading: Reading, tiled: Callable[[], Reading] | None = None
@@ -229,7 +250,7 @@ class Measurer:
     def _wants_tiles(self, reading: Reading, shape: tuple[int, int]) -> bool:
         io = getattr(self.segmenter, "io", None)
         short = getattr(io, "tile_short", None)
-        if short is None or (not self.tiles_when_nothing_seen and saw_nothing(reading)):
+        if short is None or (not self.search_when_nothing_seen and saw_nothing(reading)):
             return False
         trusted = [m for m in reading.measurements
                    if not m.unreliable and math.isfinite(m.length_px)]  # fmt: skip

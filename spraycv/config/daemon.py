@@ -6,7 +6,7 @@ import socket
 from pathlib import Path
 from typing import Literal
 
-from pydantic import Field, field_validator, model_validator
+from pydantic import AliasChoices, Field, field_validator, model_validator
 
 from spraycv.config.base import StrictModel
 from spraycv.config.geometry import GeometryConfig
@@ -64,11 +64,16 @@ class InferenceConfig(StrictModel):
     # re-read each plume near its orifice with the refiner stored beside the weights
     # (spraycv.formats.refiner_companion), when there is one
     refine: bool = True
-    # a source whose frames show no spray skips the tiled look (a far view's second
-    # chance) on frames the first look finds nothing in, but for one frame every this many
-    # seconds: an idle camera's frame then costs its first look alone, a fifth;
-    # 0: every such frame takes it (spraycv.stream.idle)
-    idle_tiles_every_s: float = Field(default=10.0, ge=0)
+    # a source whose frames show no spray skips the search of frames the first look finds
+    # nothing in (the tiled look for a far view, the quarter-turned looks for a spray seen
+    # side-on) but for one frame every this many seconds: an idle camera's frame then costs
+    # its first look alone; 0: every such frame is searched (spraycv.stream.idle). Its name
+    # before the turned looks, idle_tiles_every_s, is still read.
+    idle_search_every_s: float = Field(
+        default=10.0,
+        ge=0,
+        validation_alias=AliasChoices("idle_search_every_s", "idle_tiles_every_s"),
+    )
 
 
 class TrackingConfig(StrictModel):

@@ -75,7 +75,7 @@ class InferenceWorker(threading.Thread):
         self.trackers = {name: NozzleTracker(config.tracking) for name in readers}
         self.alarms = AlarmMonitor(config.alarms)
         self.exposure = ExposureWatch()
-        self.idle = IdleSources(config.inference.idle_tiles_every_s)  # the measure thread's
+        self.idle = IdleSources(config.inference.idle_search_every_s)  # the measure thread's
         self.latest: dict[str, Latest] = {}
         self._latest_lock = threading.Lock()
         self._next_due = dict.fromkeys(readers, 0.0)
@@ -183,16 +183,16 @@ class InferenceWorker(threading.Thread):
             nozzle_height_mm=source.nozzle_height_mm,
             nozzle_spacing_mm=source.nozzle_spacing_mm,
         )
-        tiles = self.idle.tiles_due(frame.source, frame.time)
+        search = self.idle.search_due(frame.source, frame.time)
         measurer = Measurer(
             self.predictor, hints, self.config.geometry, self.refiner,
-            tiles_when_nothing_seen=tiles,
+            search_when_nothing_seen=search,
         )  # fmt: skip
         head = self.predictor.has_apex_head
         apexes, strength = (seg.apexes, seg.apex_strength) if head else (None, None)
         reading = measurer.read_segmented(frame.image, mask, apexes, strength)
         found = any(m.reliable for m in reading.measurements)
-        self.idle.update(frame.source, frame.time, tiles, found)
+        self.idle.update(frame.source, frame.time, search, found)
         mask, measurements = reading.mask, reading.measurements
         ids = self.trackers[frame.source].assign([m.apex for m in measurements], frame.time)
         nozzles: list[NozzleRecord] = []

@@ -170,23 +170,28 @@ def test_the_tile_setting_travels_in_the_sidecar():
     assert "tile_short" not in replace(io, tile_short=None).to_sidecar()
 
 
-@pytest.mark.parametrize("tiles_when_nothing_seen", [True, False])
-def test_a_frame_that_shows_nothing_takes_the_tiled_look_unless_told_not_to(
-    shipped_pipeline, no_spray_frame, tiles_when_nothing_seen
+@pytest.mark.parametrize("search_when_nothing_seen", [True, False])
+def test_a_frame_that_shows_nothing_is_searched_unless_told_not_to(
+    shipped_pipeline, no_spray_frame, search_when_nothing_seen, monkeypatch
 ):
-    """The tiled look finds far views' sprays that the first look misses whole; a daemon
-    whose camera is idle turns it off for such frames (spraycv.stream.idle)."""
+    """The tiled look finds far views' sprays that the first look misses whole, the turned
+    looks sprays seen side-on; a daemon whose camera is idle turns them off for such frames
+    (spraycv.stream.idle). Neither finds a plume where nothing sprays."""
     predictor = shipped_pipeline.segmenter
-    calls: list[int] = []
-    tiled_look = predictor.tiled_look
-    measurer = replace(shipped_pipeline, tiles_when_nothing_seen=tiles_when_nothing_seen)
-    try:
-        predictor.tiled_look = lambda image: calls.append(1) or tiled_look(image)  # records only
-        reading = measurer(no_spray_frame)
-    finally:
-        del predictor.tiled_look
+    calls: dict[str, int] = {"tiled_look": 0, "turned_look": 0}
+    for name in calls:
+        look = getattr(predictor, name)
+
+        def counted(*args, _look=look, _name=name):
+            calls[_name] += 1
+            return _look(*args)
+
+        monkeypatch.setattr(predictor, name, counted)  # records only
+    measurer = replace(shipped_pipeline, search_when_nothing_seen=search_when_nothing_seen)
+    reading = measurer(no_spray_frame)
     assert [m.flags for m in reading.measurements] == [(QualityFlag.NO_SPRAY,)]
-    assert len(calls) == int(tiles_when_nothing_seen)
+    searched = int(search_when_nothing_seen)
+    assert calls == {"tiled_look": searched, "turned_look": 3 * searched}
 
 
 @pytest.mark.parametrize(

@@ -9,7 +9,9 @@ from pathlib import Path
 import cv2
 import numpy as np
 import pytest
+from repo_scripts import load_script
 
+from spraycv.geometry.matching import match_to_truth
 from spraycv.measure import Measurer, Reading
 from spraycv.runtime.predictor import Segmentation
 from spraycv.runtime.turn import points_back, turn_down, turn_map
@@ -168,3 +170,32 @@ def test_a_turned_frame_that_takes_tiles_reads_them_once():
     result = measurer.completed(image, first)
     assert segmenter.turns == [2] and result is not first  # the turned look was taken
     assert segmenter.tiled_calls == 1
+
+
+def _third_drawer_frame(index: int) -> tuple[np.ndarray, list[dict]]:
+    """Frame `index` of `python benchmarks/photo_sprays.py --seed 1`, as that command writes
+    it (JPEG at its drawn quality), and its nozzles' truth."""
+    drawer = load_script("photo_sprays", "benchmarks")
+    rng = np.random.default_rng([1, index])
+    image, truth, nozzles, _ = drawer.draw(drawer.STYLES[index % len(drawer.STYLES)], rng)
+    quality = int(rng.integers(60, 96))
+    data = cv2.imencode(".jpg", image, [cv2.IMWRITE_JPEG_QUALITY, quality])[1]
+    h, w = truth.shape
+    records = [nz.record(k, w, h) for k, nz in enumerate(nozzles)]
+    return cv2.imdecode(data, cv2.IMREAD_COLOR), records
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("index", [75, 100])
+def test_a_spray_seen_side_on_that_the_upright_look_misses_is_found_turned(shipped_pipeline, index):
+    """Single sprays pointing sideways, drawn by the third drawer (which the network never
+    trained on): the upright look reads nothing at all, so no plume says which way to turn;
+    the search of turned looks finds the one spray and reads it within 2.5 deg (row 174)."""
+    image, truth = _third_drawer_frame(index)
+    unsearched = replace(shipped_pipeline, search_when_nothing_seen=False)
+    assert _trusted(unsearched(image)) == []
+    reading = shipped_pipeline(image)
+    trusted = [m for m in reading.measurements if m.reliable]
+    match = match_to_truth(trusted, truth)
+    assert len(trusted) == len(match.pairs) == len(truth) == 1
+    assert trusted[0].included_angle_deg == pytest.approx(truth[0]["included_angle_deg"], abs=2.5)

@@ -274,21 +274,25 @@ def test_calibrated_sources_store_lengths_and_coverage_in_mm(daemon_config, ship
 
 
 @pytest.mark.parametrize(("every_s", "idle"), [(3600.0, True), (0.0, False)])
-def test_an_idle_camera_skips_the_tiled_look(
+def test_an_idle_camera_skips_the_search_of_empty_frames(
     daemon_config, shipped_predictor, no_spray_frame, every_s, idle, monkeypatch
 ) -> None:
-    """A camera whose nozzles do not spray: its first frame takes the tiled look (a far
-    view's sprays may show only there), the next ones within `idle_tiles_every_s` do not;
-    with 0 every frame does."""
-    calls: list[int] = []
-    tiled_look = shipped_predictor.tiled_look
-    monkeypatch.setattr(
-        shipped_predictor, "tiled_look", lambda image: calls.append(1) or tiled_look(image)
-    )  # records only
+    """A camera whose nozzles do not spray: its first frame is searched (a far view's sprays
+    may show only in the tiled look, a spray seen side-on only in a turned one), the next
+    ones within `idle_search_every_s` are not; with 0 every frame is."""
+    calls: dict[str, int] = {"tiled_look": 0, "turned_look": 0}
+    for name in calls:
+        look = getattr(shipped_predictor, name)
+
+        def counted(*args, _look=look, _name=name):
+            calls[_name] += 1
+            return _look(*args)
+
+        monkeypatch.setattr(shipped_predictor, name, counted)  # records only
     data = cv2.imencode(".jpg", no_spray_frame, [cv2.IMWRITE_JPEG_QUALITY, 95])[1].tobytes()
     server = MjpegServer(lambda i: data, fps=20)
     cfg = daemon_config(
-        [{"name": "idle", "url": server.url}], inference={"idle_tiles_every_s": every_s}
+        [{"name": "idle", "url": server.url}], inference={"idle_search_every_s": every_s}
     )
     daemon = Daemon(cfg, shipped_predictor).start()
     try:
@@ -298,4 +302,5 @@ def test_an_idle_camera_skips_the_tiled_look(
         server.close()
     stored = StoreReader(cfg.store.path).counts()["frames"]
     assert stored == summary["frames_inferred"] >= 4
-    assert len(calls) == (1 if idle else stored)
+    searched = 1 if idle else stored
+    assert calls == {"tiled_look": searched, "turned_look": 3 * searched}

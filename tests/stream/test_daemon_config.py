@@ -61,3 +61,11 @@ def test_token_allows_another_host() -> None:
 )
 def test_source_shorthand(given: list[str], expected: list[dict]) -> None:
     assert source_entries(given) == expected
+
+
+@pytest.mark.parametrize("key", ["idle_search_every_s", "idle_tiles_every_s"])
+def test_the_idle_search_setting_is_read_under_its_old_name_too(tmp_path: Path, key: str) -> None:
+    """Before the turned looks (experiments row 174) the setting was named for the tiles."""
+    path = tmp_path / "daemon.yaml"
+    path.write_text(f"inference:\n  {key}: 2.5\n")
+    assert load_config(DaemonConfig, path).inference.idle_search_every_s == 2.5

@@ -7,7 +7,7 @@ import pytest
 
 from spraycv.stream.idle import IdleSources
 
-# (every_s, frames: (time, found a trusted plume), expected tiles_due before each frame)
+# (every_s, frames: (time, found a trusted plume), expected search_due before each frame)
 CASES = [
     # nothing found: the first frame looks, the next 9.9 s do not, then one looks again
     (
@@ -27,15 +27,15 @@ def test_an_idle_source_looks_again_every_so_often(every_s, frames, expected) ->
     idle = IdleSources(every_s)
     due = []
     for time, found in frames:
-        due.append(idle.tiles_due("cam", time))
+        due.append(idle.search_due("cam", time))
         idle.update("cam", time, due[-1], found)
     assert due == expected
 
 
 def test_sources_are_idle_each_on_its_own() -> None:
     idle = IdleSources(10.0)
-    idle.update("a", 0.0, tiled=True, found=False)
-    assert not idle.tiles_due("a", 1.0) and idle.tiles_due("b", 1.0)
+    idle.update("a", 0.0, searched=True, found=False)
+    assert not idle.search_due("a", 1.0) and idle.search_due("b", 1.0)
     # a frame that could not look everywhere and found nothing does not renew the spell
-    idle.update("a", 5.0, tiled=False, found=False)
-    assert idle.tiles_due("a", 10.0)
+    idle.update("a", 5.0, searched=False, found=False)
+    assert idle.search_due("a", 10.0)
