@@ -75,27 +75,34 @@ def draw(style: str, rng: Rng) -> tuple[np.ndarray, np.ndarray, list[Nozzle], di
     return out, truth_mask(nozzles, hw, (height, width)), nozzles, meta
 
 
+def frame(seed: int, i: int) -> tuple[bytes, np.ndarray, dict[str, Any], dict[str, Any]]:
+    """Frame i of `seed`, as `write` stores it: the JPEG bytes, the (H, W) uint8 truth mask,
+    its labels.jsonl record (without the file names) and its meta.jsonl entry. Each frame
+    has its own generator, so any one can be drawn alone."""
+    rng = np.random.default_rng([seed, i])
+    style = STYLES[i % len(STYLES)]
+    image, truth, nozzles, meta = draw(style, rng)
+    h, w = truth.shape
+    quality = int(rng.integers(60, 96))
+    jpeg = cv2.imencode(".jpg", image, [cv2.IMWRITE_JPEG_QUALITY, quality])[1].tobytes()
+    record = {"width": w, "height": h, "style": style,
+              "nozzles": [nz.record(k, w, h) for k, nz in enumerate(nozzles)]}  # fmt: skip
+    return jpeg, truth, record, {"style": style, "jpeg": quality, **meta}
+
+
 def write(out: Path, n: int, seed: int) -> None:
     """n frames, the styles in turn, into `out` (images/, masks/, labels.jsonl, meta.jsonl)."""
     (out / "images").mkdir(parents=True, exist_ok=True)
     (out / "masks").mkdir(exist_ok=True)
     with open(out / "labels.jsonl", "w") as labels, open(out / "meta.jsonl", "w") as metas:
         for i in range(n):
-            rng = np.random.default_rng([seed, i])
-            style = STYLES[i % len(STYLES)]
-            image, truth, nozzles, meta = draw(style, rng)
-            h, w = truth.shape
+            jpeg, truth, record, meta = frame(seed, i)
             name = f"{i:06d}"
-            quality = int(rng.integers(60, 96))
-            cv2.imwrite(
-                str(out / "images" / f"{name}.jpg"), image, [cv2.IMWRITE_JPEG_QUALITY, quality]
-            )
+            (out / "images" / f"{name}.jpg").write_bytes(jpeg)
             cv2.imwrite(str(out / "masks" / f"{name}.png"), truth)
-            record = {"id": name, "image": f"images/{name}.jpg", "mask": f"masks/{name}.png",
-                      "width": w, "height": h, "style": style,
-                      "nozzles": [nz.record(k, w, h) for k, nz in enumerate(nozzles)]}  # fmt: skip
-            labels.write(json.dumps(record) + "\n")
-            metas.write(json.dumps({"id": name, "style": style, "jpeg": quality, **meta}) + "\n")
+            files = {"id": name, "image": f"images/{name}.jpg", "mask": f"masks/{name}.png"}
+            labels.write(json.dumps({**files, **record}) + "\n")
+            metas.write(json.dumps({"id": name, **meta}) + "\n")
 
 
 def main() -> None:

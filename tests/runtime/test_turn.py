@@ -173,16 +173,10 @@ def test_a_turned_frame_that_takes_tiles_reads_them_once():
 
 
 def _third_drawer_frame(index: int) -> tuple[np.ndarray, list[dict]]:
-    """Frame `index` of `python benchmarks/photo_sprays.py --seed 1`, as that command writes
-    it (JPEG at its drawn quality), and its nozzles' truth."""
-    drawer = load_script("photo_sprays", "benchmarks")
-    rng = np.random.default_rng([1, index])
-    image, truth, nozzles, _ = drawer.draw(drawer.STYLES[index % len(drawer.STYLES)], rng)
-    quality = int(rng.integers(60, 96))
-    data = cv2.imencode(".jpg", image, [cv2.IMWRITE_JPEG_QUALITY, quality])[1]
-    h, w = truth.shape
-    records = [nz.record(k, w, h) for k, nz in enumerate(nozzles)]
-    return cv2.imdecode(data, cv2.IMREAD_COLOR), records
+    """Frame `index` of `python benchmarks/photo_sprays.py --seed 1` as that command stores
+    it, and its nozzles' truth."""
+    jpeg, _, record, _ = load_script("photo_sprays", "benchmarks").frame(1, index)
+    return cv2.imdecode(np.frombuffer(jpeg, np.uint8), cv2.IMREAD_COLOR), record["nozzles"]
 
 
 @pytest.mark.slow
