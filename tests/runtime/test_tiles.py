@@ -9,6 +9,7 @@ from dataclasses import replace
 import numpy as np
 import pytest
 import torch
+from looks import counted_looks
 
 from spraycv.geometry import ConeMeasurement
 from spraycv.geometry.types import QualityFlag
@@ -178,15 +179,7 @@ def test_a_frame_that_shows_nothing_is_searched_unless_told_not_to(
     looks sprays seen side-on; a daemon whose camera is idle turns them off for such frames
     (spraycv.stream.idle). Neither finds a plume where nothing sprays."""
     predictor = shipped_pipeline.segmenter
-    calls: dict[str, int] = {"tiled_look": 0, "turned_look": 0}
-    for name in calls:
-        look = getattr(predictor, name)
-
-        def counted(*args, _look=look, _name=name):
-            calls[_name] += 1
-            return _look(*args)
-
-        monkeypatch.setattr(predictor, name, counted)  # records only
+    calls = counted_looks(monkeypatch, predictor)
     measurer = replace(shipped_pipeline, search_when_nothing_seen=search_when_nothing_seen)
     reading = measurer(no_spray_frame)
     assert [m.flags for m in reading.measurements] == [(QualityFlag.NO_SPRAY,)]

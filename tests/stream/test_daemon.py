@@ -10,6 +10,7 @@ from pathlib import Path
 import cv2
 import numpy as np
 import pytest
+from looks import counted_looks
 from mjpeg_server import MjpegServer
 from stream_helpers import SAMPLE_VIDEO, wait_for
 
@@ -280,15 +281,7 @@ def test_an_idle_camera_skips_the_search_of_empty_frames(
     """A camera whose nozzles do not spray: its first frame is searched (a far view's sprays
     may show only in the tiled look, a spray seen side-on only in a turned one), the next
     ones within `idle_search_every_s` are not; with 0 every frame is."""
-    calls: dict[str, int] = {"tiled_look": 0, "turned_look": 0}
-    for name in calls:
-        look = getattr(shipped_predictor, name)
-
-        def counted(*args, _look=look, _name=name):
-            calls[_name] += 1
-            return _look(*args)
-
-        monkeypatch.setattr(shipped_predictor, name, counted)  # records only
+    calls = counted_looks(monkeypatch, shipped_predictor)
     data = cv2.imencode(".jpg", no_spray_frame, [cv2.IMWRITE_JPEG_QUALITY, 95])[1].tobytes()
     server = MjpegServer(lambda i: data, fps=20)
     cfg = daemon_config(
