@@ -3,13 +3,7 @@
 # already rendered): bash scripts/render_eval_sets.sh  (about 4 minutes on one core)
 set -euo pipefail
 cd "$(dirname "$0")/.."
-synth() {
-  local out=$1
-  shift
-  [ -f "datasets/$out/.done" ] && return 0
-  .venv/bin/spraycv synth --workers 1 --out "datasets/$out" "$@"
-  touch "datasets/$out/.done"
-}
+source scripts/synth_once.sh
 synth heldout --n 400 --seed 1000
 synth heldout_unseen -c configs/render/heldout_unseen.yaml --n 100 --seed 1001
 synth heldout_hard -c configs/render/heldout_hard.yaml --n 200 --seed 1003

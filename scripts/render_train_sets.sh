@@ -5,13 +5,7 @@
 # refiner_sun2.yaml and refiner_sun3.yaml.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-synth() {
-  local out=$1
-  shift
-  [ -f "datasets/$out/.done" ] && return 0
-  .venv/bin/spraycv synth --workers 1 --out "datasets/$out" "$@"
-  touch "datasets/$out/.done"
-}
+source scripts/synth_once.sh
 synth train -c configs/render/train.yaml --n 4000 --seed 1
 mapfile -t far_view < <(grep -v '^#' configs/render/far_view.overrides)
 synth train_small -c configs/render/train.yaml --n 800 --seed 11 --size 1024 "${far_view[@]}"
