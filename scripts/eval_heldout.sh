@@ -7,7 +7,7 @@
 # held-out sets that scripts/compare_heldout.py pairs.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-[ $# -ge 3 ] || { echo "usage: $0 NAME WEIGHTS REFINER [SET...]" >&2; exit 2; }
+[ $# -ge 3 ] || { echo "usage: $0 NAME WEIGHTS REFINER [SET... | all]" >&2; exit 2; }
 name=$1 weights=$2 refiner=$3
 shift 3
 sets=("$@")

@@ -44,11 +44,6 @@ synth val_small --n 100 --seed 2012 --size 1024 "${far_view[@]}"
 synth heldout_sun -c configs/render/sun.yaml --n 200 --seed 1000
 synth val_sun -c configs/render/sun.yaml --n 100 --seed 2013
 # drawers other than the renderer, never trained on (experiments rows 50 and 168)
-if [ ! -f datasets/independent/.done ]; then
+once datasets/independent \
   .venv/bin/python benchmarks/independent_sprays.py --out datasets/independent --n 200 --seed 1
-  touch datasets/independent/.done
-fi
-if [ ! -f runs/photo/.done ]; then
-  .venv/bin/python benchmarks/photo_sprays.py --out runs/photo --n 200 --seed 1
-  touch runs/photo/.done
-fi
+once runs/photo .venv/bin/python benchmarks/photo_sprays.py --out runs/photo --n 200 --seed 1
