@@ -75,11 +75,13 @@ def group_lines(
     safe = np.maximum(sw, 1e-12)
     mx = np.bincount(g, wx, ng) / safe
     my = np.bincount(g, wy, ng) / safe
-    cxx = np.bincount(g, wx * xc, ng) - sw * mx * mx
+    swmx = sw * mx
+    cxx = np.bincount(g, wx * xc, ng) - swmx * mx
     cyy = np.bincount(g, wy * yc, ng) - sw * my * my
-    cxy = np.bincount(g, wx * yc, ng) - sw * mx * my
-    theta = 0.5 * np.arctan2(2.0 * cxy, cxx - cyy)
-    half = 0.5 * (cxx - cyy)
+    cxy = np.bincount(g, wx * yc, ng) - swmx * my
+    diff = cxx - cyy
+    theta = 0.5 * np.arctan2(2.0 * cxy, diff)
+    half = 0.5 * diff
     lam = 0.5 * (cxx + cyy) - np.sqrt(half * half + cxy * cxy)
     rms = np.sqrt(np.maximum(lam, 0.0) / safe)
     return GroupLines(mx + x0, my + y0, np.cos(theta), np.sin(theta), rms, count)
@@ -147,7 +149,7 @@ FIRST_STAGE: dict[str, Callable[..., GroupLines]] = {
 def _outward_sign(lines: GroupLines, outward: np.ndarray) -> np.ndarray:
     """Per group (G,), +1 or -1: the factor that makes a residual positive away from the
     spray, given approximate outward directions (G, 2)."""
-    return np.where(lines.dy * outward[:, 0] - lines.dx * outward[:, 1] >= 0, 1.0, -1.0)
+    return (lines.dy * outward[:, 0] - lines.dx * outward[:, 1] >= 0) * 2.0 - 1.0
 
 
 def robust_group_lines(
@@ -180,7 +182,7 @@ def robust_group_lines(
     lines = FIRST_STAGE[method](x, y, g, ng, ransac_iterations, seed)
     inl = np.ones(x.size, dtype=bool)
     r = lines.residuals(x, y, g)
-    for _ in range(rounds if outward is not None else 1):
+    for k in range(rounds if outward is not None else 1):
         if outward is not None:
             r = r * _outward_sign(lines, outward)[g]
             keep = (r >= -outlier_px) & (r <= TUNING.outward_keep_px)
@@ -189,6 +191,11 @@ def robust_group_lines(
         # a group that would lose its points keeps them (its RMS then shows the problem)
         keep |= (np.bincount(g[keep], minlength=ng) < 2)[g]
         if keep.all() and inl.all():
+            break
+        if k > 0 and np.array_equal(keep, inl):
+            # the lines were fitted to exactly these points: every further round would
+            # refit them to the same lines and keep the same points again
+            r = r * _outward_sign(lines, outward)[g]  # as the refit's residuals (signs +-1)
             break
         inl = keep
         lines = group_lines(x[inl], y[inl], g[inl], ng)

@@ -142,7 +142,7 @@ def _select(
     towards the apex (short = True).
     """
     side = (t < 0).astype(np.intp)
-    out = np.where(side == 1, -t, t)  # outward distance from the axis, on either side
+    out = np.abs(t)  # outward distance from the axis, on either side (as -t where t < 0)
     lo = np.array([band[0], band[0]])
     hi = np.array([band[1], band[1]])
     tmax = np.array([np.inf, np.inf])
@@ -150,7 +150,7 @@ def _select(
         if lim is not None:
             hi[k] = min(hi[k], lim[0] - TUNING.crotch_margin_px)
             tmax[k] = abs(lim[1])
-    sel = (out > 0) & (out < tmax[side]) & (s >= lo[side]) & (s <= hi[side])
+    sel = _in_band(s, out, side, lo, hi, tmax)
     short = False
     if limits[0] is not None or limits[1] is not None:
         counts = np.bincount(side[sel], minlength=2)
@@ -162,30 +162,49 @@ def _select(
                 lo[k] = opts.band.min_start_px
                 short = True
         if short:
-            sel = (out > 0) & (out < tmax[side]) & (s >= lo[side]) & (s <= hi[side])
+            sel = _in_band(s, out, side, lo, hi, tmax)
     idx = np.flatnonzero(sel)
     return idx, side[idx], short
+
+
+def _in_band(
+    s: np.ndarray,
+    out: np.ndarray,
+    side: np.ndarray,
+    lo: np.ndarray,
+    hi: np.ndarray,
+    tmax: np.ndarray,
+) -> np.ndarray:
+    """Whether each point (N,) lies in its side's band: 0 < out < tmax and lo <= s <= hi.
+
+    s, out, side: (N,); lo, hi, tmax: (2,) per side (0 left, 1 right). A bound both sides
+    share is compared as a scalar (no per-point lookup of it).
+    """
+
+    def bound(v: np.ndarray) -> np.ndarray:
+        return v[0] if v[0] == v[1] else v[side]
+
+    sel = out > 0
+    sel &= out < bound(tmax)
+    sel &= s >= bound(lo)
+    sel &= s <= bound(hi)
+    return sel
 
 
 @dataclass(frozen=True)
 class BandPoints:
     """The band's boundary points for one apex and axis: the spray length L (px), the band
     (start, end) in px, the points' indices (K,) into the usable points and their side (K,)
-    (0 left, 1 right), and whether a merged neighbour made a side reach back (short)."""
+    (0 left, 1 right), whether a merged neighbour made a side reach back (short), and how
+    many points each side has."""
 
     length: float
     band: tuple[float, float]
     idx: np.ndarray
     side: np.ndarray
     short: bool
-
-    @property
-    def n_left(self) -> int:
-        return int((self.side == 0).sum())
-
-    @property
-    def n_right(self) -> int:
-        return int(self.side.size) - self.n_left
+    n_left: int
+    n_right: int
 
     def enough(self, min_points: int) -> bool:
         """Both sides have min_points points to fit a line through."""
@@ -235,7 +254,8 @@ def _band_points(
         length = float((hull @ u).max() - apex @ u)
     band = band_limits(length, opts.band, opts.mm_per_px)
     idx, side, short = _select(s, t, band, (lim_l, lim_r), opts)  # type: ignore[arg-type]
-    return BandPoints(length, band, idx, side, short)
+    n_left = int(np.count_nonzero(side == 0))
+    return BandPoints(length, band, idx, side, short, n_left, int(side.size) - n_left)
 
 
 def _towards_band(
