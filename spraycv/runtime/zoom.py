@@ -30,16 +30,17 @@ def zoom_box(mask: np.ndarray, below: float) -> Box | None:
         (y0, y1, x0, x1) of a square inside the image, centred on the spray's bounding box
         where the image allows, of side at least min(H, W) / MAX_ZOOM.
     """
-    ys, xs = np.nonzero(mask)
-    if not len(ys):
+    ys = np.flatnonzero(mask.any(axis=1))  # the rows and columns holding spray: the
+    if not len(ys):  # extremes of np.nonzero's, without listing every pixel
         return None
+    xs = np.flatnonzero(mask.any(axis=0))
     height, width = mask.shape
-    extent = max(ys.max() - ys.min(), xs.max() - xs.min()) + 1
+    extent = max(ys[-1] - ys[0], xs[-1] - xs[0]) + 1
     short = min(height, width)
     side = round(max(extent * (1 + 2 * MARGIN), short / MAX_ZOOM))
     if side >= below * short:
         return None
-    cy, cx = (ys.min() + ys.max() + 1) / 2, (xs.min() + xs.max() + 1) / 2
+    cy, cx = (ys[0] + ys[-1] + 1) / 2, (xs[0] + xs[-1] + 1) / 2
     y0 = int(np.clip(round(cy - side / 2), 0, height - side))
     x0 = int(np.clip(round(cx - side / 2), 0, width - side))
     return y0, y0 + side, x0, x0 + side
