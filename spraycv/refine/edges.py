@@ -14,7 +14,7 @@ where the crop puts the nozzle) each side is fitted freely.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -89,6 +89,42 @@ class _Runs:
         return np.where(take_lo, lo, np.where(hi < w, hi, -1))
 
 
+@dataclass(frozen=True)
+class _CropRuns:
+    """The _Runs of one crop's rows from `first` on, computed once for all the bands read
+    on the crop (side_lines reads two that overlap: each row's runs are its own)."""
+
+    first: int
+    runs: _Runs
+
+    @classmethod
+    def over(
+        cls, prob: np.ndarray, bands: Sequence[tuple[float, float] | None]
+    ) -> _CropRuns | None:
+        """The runs of the (H, W) probability's rows from the first to the last that the
+        bands (None: none) span; None where none spans a row."""
+        spans = [_band_rows(band, prob.shape) for band in bands if band is not None]
+        spans = [(first, last) for first, last in spans if first <= last]
+        if not spans:
+            return None
+        first, last = min(f for f, _ in spans), max(t for _, t in spans)
+        return cls(first, _Runs.of(prob[first : last + 1] > 0.5))
+
+    def rows(self, first: int, last: int) -> _Runs | None:
+        """The runs of crop rows first..last, None where they are not all held."""
+        start, stop = first - self.first, last + 1 - self.first
+        if first > last or start < 0 or stop > self.runs.left_above.shape[0]:
+            return None
+        return _Runs(*(table[start:stop] for table in vars(self.runs).values()))
+
+
+def _band_rows(band: tuple[float, float], shape: tuple[int, int]) -> tuple[int, int]:
+    """(first, last) crop rows of a band of the spray length (last < first: none)."""
+    first = max(int(np.ceil(crop_row(band[0], shape))), 0)
+    last = min(int(np.floor(crop_row(band[1], shape))), shape[0] - 1)
+    return first, last
+
+
 def _row_edges(
     profile: np.ndarray, runs: _Runs, centres: np.ndarray, reach: int
 ) -> tuple[np.ndarray, np.ndarray]:
@@ -119,7 +155,10 @@ def _tracked_centres(left: np.ndarray, right: np.ndarray, start: float) -> np.nd
 
 
 def crop_edges(
-    prob: np.ndarray, transform: np.ndarray, band: tuple[float, float] = READ_BAND
+    prob: np.ndarray,
+    transform: np.ndarray,
+    band: tuple[float, float] = READ_BAND,
+    shared: _CropRuns | None = None,
 ) -> CropEdges:
     """Edge points of the plume issuing from the crop's apex.
 
@@ -127,14 +166,15 @@ def crop_edges(
         prob: (H, W) float spray probability of the canonical crop.
         transform: (2, 3) crop -> image affine (spraycv.refine.pose.pose_transform).
         band: the part of the spray length to read, as fractions.
+        shared: the runs of this crop's rows, where computed already (_CropRuns.over).
     """
-    h, w = prob.shape
-    first = max(int(np.ceil(crop_row(band[0], (h, w)))), 0)
-    last = min(int(np.floor(crop_row(band[1], (h, w)))), h - 1)
+    w = prob.shape[1]
+    first, last = _band_rows(band, prob.shape)
     profile = prob[first : last + 1]
     if not len(profile):  # a band narrower than a row, or outside the crop
         return CropEdges(np.zeros((0, 2)), np.zeros((0, 2)))
-    runs = _Runs.of(profile > 0.5)
+    runs = None if shared is None else shared.rows(first, last)
+    runs = _Runs.of(profile > 0.5) if runs is None else runs
     # the run is tracked from the apex down: each row seeds at the previous row's midpoint,
     # so that a neighbouring plume entering the crop's side is never taken for this one.
     # Rows are read all at once from guessed seeds, and again from the seeds those readings
@@ -191,9 +231,10 @@ def side_lines(
         prob: (H, W) float spray probability of the canonical crop.
         transform: (2, 3) crop -> image affine of the crop's pose.
     """
-    edges = crop_edges(prob, transform, band)
+    shared = _CropRuns.over(prob, (band, apex_band))
+    edges = crop_edges(prob, transform, band, shared)
     apex = crop_apex(prob.shape, transform)
-    near = None if apex_band is None else near_apex(prob, transform, apex_band)
+    near = None if apex_band is None else near_apex(prob, transform, apex_band, shared)
     if apex_band is not None:
         near = APEX_SOURCES[apex_from](near, channel_apex)
     reach = APEX_REACH_FRAC * spray_length(transform, prob.shape)
@@ -210,11 +251,15 @@ def crop_apex(shape: tuple[int, int], transform: np.ndarray) -> np.ndarray:
 
 
 def near_apex(
-    prob: np.ndarray, transform: np.ndarray, apex_band: tuple[float, float] = APEX_BAND
+    prob: np.ndarray,
+    transform: np.ndarray,
+    apex_band: tuple[float, float] = APEX_BAND,
+    shared: _CropRuns | None = None,
 ) -> np.ndarray | None:
     """(2,) image point where the free lines of the crop's two sides on `apex_band` meet;
-    None when a side has too few edge points there or the lines are parallel."""
-    edges = crop_edges(prob, transform, apex_band)
+    None when a side has too few edge points there or the lines are parallel (`shared`:
+    as crop_edges)."""
+    edges = crop_edges(prob, transform, apex_band, shared)
     reference = crop_apex(prob.shape, transform)
     left, right = side_line(edges.left, reference), side_line(edges.right, reference)
     if left is None or right is None:
