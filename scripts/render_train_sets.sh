@@ -12,3 +12,4 @@ synth train_small -c configs/render/train.yaml --n 800 --seed 11 --size 1024 "${
 synth train_sun -c configs/render/sun.yaml --n 1200 --seed 21
 synth train_dim -c configs/render/heldout_dim.yaml --n 600 --seed 31
 synth train_avgdim -c configs/render/heldout_dim.yaml --n 800 --seed 41 styles.weights.dim=0 styles.weights.hdr=0
+synth train_long -c configs/render/train_long.yaml --n 1200 --seed 3
