@@ -39,6 +39,60 @@ def _pt(x: float, y: float) -> tuple[int, int]:
     return round(x), round(y)
 
 
+Box = tuple[int, int, int, int]
+"""A label's box on the canvas: x0, y0, x1, y1 (pixels, inclusive)."""
+
+FONT = cv2.FONT_HERSHEY_SIMPLEX
+LABEL_ALONG = (0.5, 0.65, 0.8, 0.95, 0.2, 1.15, 1.35, 1.6, 1.9)  # shares of the length where a
+# reading's label may sit when the staggered place (0.35 or 0.6) is taken by a neighbour's
+# label (a boom's unreliable readings carry long reasons, which ran into each other)
+LABEL_GAP = 4  # px kept between labels
+
+
+def _fitted_text(width: int, text: str, scale: float) -> tuple[float, int, int, int, int]:
+    """(scale, thickness, text width, height, baseline) of a text shrunk to fit `width`."""
+    (w, _), _ = cv2.getTextSize(text, FONT, scale, max(1, round(scale * 2)))
+    scale *= min(1.0, (width - 6) / max(w, 1))
+    thick = max(1, round(scale * 2))
+    (w, h), base = cv2.getTextSize(text, FONT, scale, thick)
+    return scale, thick, w, h, base
+
+
+def label_box(
+    shape: tuple[int, ...], text: str, anchor: tuple[int, int], scale: float, center: bool = False
+) -> Box:
+    """The box `_label` draws for `text` at `anchor` on a canvas of `shape` (H, W, ...)."""
+    _, _, w, h, base = _fitted_text(shape[1], text, scale)
+    x = anchor[0] - w // 2 if center else anchor[0]
+    x = min(max(x, 2), shape[1] - w - 2)
+    y = min(max(anchor[1], h + 2), shape[0] - base - 2)
+    return x - 2, y - h - 2, x + w + 2, y + base + 1
+
+
+def overlap(a: Box, b: Box, gap: int = 0) -> int:
+    """Pixels two boxes share, each grown by `gap` px (0: apart)."""
+    w = min(a[2], b[2]) - max(a[0], b[0]) + 1 + 2 * gap
+    h = min(a[3], b[3]) - max(a[1], b[1]) + 1 + 2 * gap
+    return max(w, 0) * max(h, 0)
+
+
+def free_anchor(
+    shape: tuple[int, ...],
+    text: str,
+    anchors: Sequence[tuple[int, int]],
+    scale: float,
+    taken: Sequence[Box],
+) -> tuple[int, int]:
+    """The first of `anchors` (at least one) where the centred label stays LABEL_GAP px clear
+    of the `taken` boxes; where none does, the one that comes closest."""
+
+    def clash(anchor: tuple[int, int]) -> int:
+        box = label_box(shape, text, anchor, scale, center=True)
+        return sum(overlap(box, other, LABEL_GAP) for other in taken)
+
+    return min(anchors, key=clash)  # min keeps the first of equals: the preferred place
+
+
 def _label(
     canvas: np.ndarray,
     text: str,
@@ -46,20 +100,16 @@ def _label(
     scale: float,
     center: bool = False,
     background: tuple[int, int, int] = TEXT_BG,
-) -> None:
+) -> Box:
     """Text with a dark box behind it, kept inside the image (centred on `anchor` if asked);
     a text wider than the image is drawn smaller (an unreliable reading's reasons on a small
-    frame were cut at its left edge)."""
-    font = cv2.FONT_HERSHEY_SIMPLEX
-    (w, _), _ = cv2.getTextSize(text, font, scale, max(1, round(scale * 2)))
-    scale *= min(1.0, (canvas.shape[1] - 6) / max(w, 1))
-    thick = max(1, round(scale * 2))
-    (w, h), base = cv2.getTextSize(text, font, scale, thick)
-    x = anchor[0] - w // 2 if center else anchor[0]
-    x = min(max(x, 2), canvas.shape[1] - w - 2)
-    y = min(max(anchor[1], h + 2), canvas.shape[0] - base - 2)
-    cv2.rectangle(canvas, (x - 2, y - h - 2), (x + w + 2, y + base + 1), background, -1)
-    cv2.putText(canvas, text, (x, y), font, scale, (255, 255, 255), thick, cv2.LINE_AA)
+    frame were cut at its left edge). Returns the box."""
+    box = label_box(canvas.shape, text, anchor, scale, center)
+    scale, thick, _, _, base = _fitted_text(canvas.shape[1], text, scale)
+    cv2.rectangle(canvas, box[:2], box[2:], background, -1)
+    origin = (box[0] + 2, box[3] - base - 1)
+    cv2.putText(canvas, text, origin, FONT, scale, (255, 255, 255), thick, cv2.LINE_AA)
+    return box
 
 
 def _finite(*values: float) -> bool:
@@ -67,13 +117,19 @@ def _finite(*values: float) -> bool:
 
 
 def draw_measurement(
-    canvas: np.ndarray, m: ConeMeasurement, scale: float = 0.5, note: str = ""
+    canvas: np.ndarray,
+    m: ConeMeasurement,
+    scale: float = 0.5,
+    note: str = "",
+    taken: list[Box] | None = None,
 ) -> None:
     """Draw one measurement in place on a (H, W, 3) uint8 BGR canvas.
 
     A reading marked unreliable is drawn grey and labelled with its reason instead of an
     angle; a line or axis that was not fitted (NaN) is left out. A `note` (a reading out of
-    its spec: "OUT +6.2") follows the angle, on red.
+    its spec: "OUT +6.2") follows the angle, on red. `taken`: the boxes of the labels drawn
+    so far, which this reading's labels keep clear of where they can (LABEL_ALONG) and
+    join.
     """
     if not m.ok or not _finite(*m.apex, *m.axis):
         return
@@ -100,12 +156,14 @@ def draw_measurement(
             tick = (_pt(cx + uy * 6, cy - ux * 6), _pt(cx - uy * 6, cy + ux * 6))
             cv2.line(canvas, *tick, axis_colour, 1)
     cv2.circle(canvas, _pt(ax, ay), thick + 2, apex_colour, -1, cv2.LINE_AA)
-    along = 0.35 + 0.25 * (m.index % 2)  # stagger neighbours' labels on a boom
-    anchor = _pt(ax + ux * length * along, ay + uy * length * along)
+    taken = [] if taken is None else taken
     text = f"unreliable: {m.unreliable}" if m.unreliable else f"{m.included_angle_deg:.1f}"
     text, background = (f"{text} {note}", NOTE_BG) if note else (text, TEXT_BG)
-    _label(canvas, text, anchor, scale, center=True, background=background)
-    _label(canvas, f"#{m.index}", _pt(ax - ux * 14 - 10, ay - uy * 14), scale * 0.6)
+    staggered = 0.35 + 0.25 * (m.index % 2)  # neighbours on a boom alternate
+    anchors = [_pt(ax + ux * length * f, ay + uy * length * f) for f in (staggered, *LABEL_ALONG)]
+    anchor = free_anchor(canvas.shape, text, anchors, scale, taken)
+    taken.append(_label(canvas, text, anchor, scale, center=True, background=background))
+    taken.append(_label(canvas, f"#{m.index}", _pt(ax - ux * 14 - 10, ay - uy * 14), scale * 0.6))
 
 
 def draw_overlay(
@@ -132,8 +190,11 @@ def draw_overlay(
         binary = mask if mask.dtype == np.uint8 else (mask > 0).astype(np.uint8)
         contours, _ = cv2.findContours(binary, cv2.RETR_EXTERNAL, cv2.CHAIN_APPROX_SIMPLE)
         cv2.drawContours(canvas, contours, -1, OUTLINE, 1, cv2.LINE_AA)
+    header = "included angle (deg)" if any(m.ok for m in measurements) else ""
+    # the header's place is kept from the labels, and it is drawn over the lines at the end
+    taken = [label_box(canvas.shape, header, (4, 4), scale * 0.7)] if header else []
     for m, note in zip(measurements, notes or [""] * len(measurements), strict=True):
-        draw_measurement(canvas, m, scale, note)
-    if any(m.ok for m in measurements):
-        _label(canvas, "included angle (deg)", (4, 4), scale * 0.7)
+        draw_measurement(canvas, m, scale, note, taken)
+    if header:
+        _label(canvas, header, (4, 4), scale * 0.7)
     return canvas

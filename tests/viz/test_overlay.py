@@ -89,3 +89,65 @@ def test_a_label_wider_than_the_image_is_drawn_smaller_not_cut(width):
     _label(canvas, text, (width // 2, 40), 0.5, center=True)
     box = np.all(canvas == np.array(TEXT_BG, np.uint8), axis=2).any(axis=0)
     assert box.any() and not (box[0] and box[-1])
+
+
+def boom_readings(n: int, pitch: int, length: int = 110) -> list:
+    """n narrow plumes hanging from a boom, `pitch` px apart, measured on an 800 x 600 mask."""
+    mask = np.zeros((600, 800), np.uint8)
+    for k in range(n):
+        x = 120 + k * pitch
+        triangle = np.array([[x, 150], [x - 25, 150 + length], [x + 25, 150 + length]], np.int32)
+        cv2.fillPoly(mask, [triangle], 1)
+    readings = measure_cones(mask)
+    assert len(readings) == n
+    return readings
+
+
+@pytest.mark.parametrize(
+    ("n", "pitch", "length", "reason"),
+    [
+        (3, 110, 70, "poor_fit"),
+        (5, 110, 70, "no_spray_in_crop"),
+        (4, 130, 80, "no_apex_support;no_spray_in_crop"),
+    ],
+)
+def test_a_booms_labels_keep_clear_of_each_other(n, pitch, length, reason):
+    """A boom's unreliable readings carry long reasons: at the staggered places alone their
+    labels ran into each other (the third drawer's outdoor frames); each now takes the first
+    place along its axis that keeps clear of the labels drawn before it."""
+    from spraycv.viz.overlay import draw_measurement, label_box, overlap
+
+    readings = [replace(m, unreliable=reason) for m in boom_readings(n, pitch, length)]
+    canvas = np.zeros((600, 800, 3), np.uint8)
+    text = f"unreliable: {reason}"
+
+    def staggered(m):
+        along = (0.35 + 0.25 * (m.index % 2)) * m.length_px
+        anchor = (round(m.apex[0] + m.axis[0] * along), round(m.apex[1] + m.axis[1] * along))
+        return label_box(canvas.shape, text, anchor, 0.6, center=True)
+
+    before = [staggered(m) for m in readings]
+    assert any(overlap(a, b) for i, a in enumerate(before) for b in before[i + 1 :])
+    taken: list = []
+    for m in readings:
+        draw_measurement(canvas, m, 0.6, taken=taken)
+    boxes = taken[0::2]  # each reading adds its angle label, then its number
+    assert len(boxes) == n
+    assert not any(overlap(a, b) for i, a in enumerate(taken) for b in taken[i + 1 :])
+
+
+FREE_CASES = [
+    # (name, boxes taken, index of the anchor expected)
+    ("nothing taken: the preferred place", [], 0),
+    ("the preferred place taken: the next", [(80, 80, 120, 120)], 1),
+    ("both taken, the second less", [(80, 80, 120, 120), (185, 95, 215, 105)], 1),
+    ("both taken, the first less", [(95, 95, 105, 105), (150, 80, 250, 120)], 0),
+]
+
+
+@pytest.mark.parametrize(("name", "taken", "expected"), FREE_CASES, ids=[c[0] for c in FREE_CASES])
+def test_free_anchor(name, taken, expected):
+    from spraycv.viz.overlay import free_anchor
+
+    anchors = [(100, 100), (200, 100)]
+    assert free_anchor((400, 400, 3), "12.3", anchors, 0.5, taken) == anchors[expected], name
