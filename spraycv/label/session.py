@@ -20,7 +20,7 @@ import numpy as np
 from pydantic import ValidationError
 
 from spraycv.label.lines import ImageLines, LinesFile, NozzleLines, Point
-from spraycv.viz.overlay import _label as draw_text
+from spraycv.viz.overlay import draw_label as draw_text
 
 CLICKS_PER_NOZZLE = 4
 COLORS = ((0, 255, 0), (255, 0, 255), (0, 200, 255), (255, 255, 0), (0, 128, 255))  # BGR

@@ -61,7 +61,7 @@ def _fitted_text(width: int, text: str, scale: float) -> tuple[float, int, int, 
 def label_box(
     shape: tuple[int, ...], text: str, anchor: tuple[int, int], scale: float, center: bool = False
 ) -> Box:
-    """The box `_label` draws for `text` at `anchor` on a canvas of `shape` (H, W, ...)."""
+    """The box `draw_label` draws for `text` at `anchor` on a canvas of `shape` (H, W, ...)."""
     _, _, w, h, base = _fitted_text(shape[1], text, scale)
     x = anchor[0] - w // 2 if center else anchor[0]
     x = min(max(x, 2), shape[1] - w - 2)
@@ -93,7 +93,7 @@ def free_anchor(
     return min(anchors, key=clash)  # min keeps the first of equals: the preferred place
 
 
-def _label(
+def draw_label(
     canvas: np.ndarray,
     text: str,
     anchor: tuple[int, int],
@@ -162,8 +162,9 @@ def draw_measurement(
     staggered = 0.35 + 0.25 * (m.index % 2)  # neighbours on a boom alternate
     anchors = [_pt(ax + ux * length * f, ay + uy * length * f) for f in (staggered, *LABEL_ALONG)]
     anchor = free_anchor(canvas.shape, text, anchors, scale, taken)
-    taken.append(_label(canvas, text, anchor, scale, center=True, background=background))
-    taken.append(_label(canvas, f"#{m.index}", _pt(ax - ux * 14 - 10, ay - uy * 14), scale * 0.6))
+    taken.append(draw_label(canvas, text, anchor, scale, center=True, background=background))
+    number_at = _pt(ax - ux * 14 - 10, ay - uy * 14)
+    taken.append(draw_label(canvas, f"#{m.index}", number_at, scale * 0.6))
 
 
 def draw_overlay(
@@ -196,5 +197,5 @@ def draw_overlay(
     for m, note in zip(measurements, notes or [""] * len(measurements), strict=True):
         draw_measurement(canvas, m, scale, note, taken)
     if header:
-        _label(canvas, header, (4, 4), scale * 0.7)
+        draw_label(canvas, header, (4, 4), scale * 0.7)
     return canvas

@@ -82,11 +82,11 @@ def test_bgr_to_rgb_inplace_swaps_every_band(height):
 def test_a_label_wider_than_the_image_is_drawn_smaller_not_cut(width):
     """An unreliable reading's reasons on a small frame: the whole box fits in the image
     (before, it ran off the left edge while touching the right one)."""
-    from spraycv.viz.overlay import TEXT_BG, _label
+    from spraycv.viz.overlay import TEXT_BG, draw_label
 
     canvas = np.full((80, width, 3), 255, np.uint8)
     text = "unreliable: no_apex_support;apex_outside_image;no_spray_in_crop"
-    _label(canvas, text, (width // 2, 40), 0.5, center=True)
+    draw_label(canvas, text, (width // 2, 40), 0.5, center=True)
     box = np.all(canvas == np.array(TEXT_BG, np.uint8), axis=2).any(axis=0)
     assert box.any() and not (box[0] and box[-1])
 
