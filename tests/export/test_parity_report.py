@@ -77,3 +77,49 @@ def test_a_model_that_keeps_the_aspect_is_checked_on_wide_frames_too(tmp_path, t
         assert report.n_images == 4 and report.mask_iou == 1.0 and report.max_logit_diff == 0.0
     with pytest.raises(ValueError, match="disagree on their I/O"):
         compare_predictors(reference, ModulePredictor(model, replace(io, threshold=0.4)), images)
+
+
+class _Fixed:
+    """A predictor that returns fixed logits (N, 1, H, W) for any batch of N images."""
+
+    def __init__(self, name: str, logits, io):
+        self.name, self.logits, self.io = name, logits, io
+
+    def infer(self, batch):
+        return self.logits[: len(batch)]
+
+
+@pytest.mark.parametrize(
+    ("logit", "shift", "ok"),
+    [(120.0, 2.4e-4, True), (120.0, 2.4e-3, False), (0.5, 2e-4, False), (0.5, 5e-5, True)],
+    ids=[
+        "a logit of 120 off by float32 rounding",
+        "a logit of 120 off by 2e-5 of it",
+        "a logit at the threshold off by 2e-4",
+        "a logit at the threshold off by 5e-5",
+    ],
+)
+def test_fp32_logits_are_held_to_an_absolute_and_a_relative_limit(logit, shift, ok):
+    """FP32 parity compares each logit as numpy.isclose does (1e-4 + 1e-5 of its size): a
+    refiner's apex channel runs to +-130, where float32 rounding alone moves a logit by more
+    than 1e-4, while a logit near the mask threshold, which decides a pixel, stays held to
+    1e-4. The plain maximum difference is reported beside the excess."""
+    import numpy as np
+
+    from spraycv.export.parity import compare_predictors
+    from spraycv.runtime.processing import ModelIO
+
+    io = ModelIO((32, 32), (0.5,) * 3, (0.25,) * 3)
+    reference = np.full((2, 1, 32, 32), -8.0)
+    reference[:, :, 8:24, 8:24] = logit
+    candidate = reference.copy()
+    candidate[:, :, 8:24, 8:24] += shift
+    images = [np.zeros((32, 32, 3), np.uint8)] * 2
+    report = compare_predictors(
+        _Fixed("ref", reference, io), _Fixed("cand", candidate, io), images, TOLERANCES["fp32"]
+    )
+    assert report.ok is ok, report.summary()
+    assert report.max_logit_diff == pytest.approx(shift)
+    assert "beyond 1e-05 of the logit's size" in report.summary()
+    if not ok:
+        assert report.failures[0].startswith("logits differ by ")
