@@ -136,7 +136,8 @@ class ParityReport:
         )
 
     def _excess_note(self) -> str:
-        if self.max_logit_excess is None:
+        """What of the largest difference the FP32 limit counts (nothing where none holds)."""
+        if self.max_logit_excess is None or self.tolerance.max_logit_diff is None:
             return ""
         rtol = self.tolerance.logit_rtol
         return f" ({self.max_logit_excess:.3g} beyond {rtol:g} of the logit's size)"
