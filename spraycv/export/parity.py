@@ -232,6 +232,13 @@ def _apexes_matched(
     return n_apexes, apexes_kept
 
 
+def _logit_gaps(reference: np.ndarray, candidate: np.ndarray, rtol: float) -> tuple[float, float]:
+    """(the largest |candidate - reference| over two logit arrays of one shape, the largest
+    part of a difference beyond rtol of its reference logit's size)."""
+    diff = np.abs(reference - candidate)
+    return float(diff.max()), float((diff - rtol * np.abs(reference)).max())
+
+
 def compare_predictors(
     reference: Predictor,
     candidate: Predictor,
@@ -259,9 +266,8 @@ def compare_predictors(
     for chunk in _batches(images, io, batch_size):
         batch = preprocess(chunk, io)
         ref_logits, cand_logits = reference.infer(batch), candidate.infer(batch)
-        diff = np.abs(ref_logits - cand_logits)
-        max_diff = max(max_diff, float(diff.max()))
-        excess = max(excess, float((diff - tolerance.logit_rtol * np.abs(ref_logits)).max()))
+        largest, beyond = _logit_gaps(ref_logits, cand_logits, tolerance.logit_rtol)
+        max_diff, excess = max(max_diff, largest), max(excess, beyond)
         sizes = [im.shape[:2] for im in chunk]
         ref_chunk = postprocess(ref_logits, sizes, io)
         for a, b in zip(ref_chunk, postprocess(cand_logits, sizes, io), strict=True):
