@@ -18,9 +18,11 @@
 #   N_FAR            also render this many far views for "train" (default 0): the training
 #                    mix at 1024 px with configs/render/far_view.overrides, as datasets/train_small
 #                    (the far view the shipped fine-tune lost, experiments row 129)
-#   N_SUN            also render this many sunlit frames for "train" (default 0):
-#                    configs/render/sun.yaml, as datasets/train_sun (experiments rows 170-171:
-#                    what the CPU could not teach the network)
+#   N_SUN N_DIM N_HARD  also render this many frames of another look for "train" (default 0
+#                    each; the table EXTRA_LOOKS below): sunlit (as datasets/train_sun,
+#                    experiments rows 170-171: what the CPU could not teach the network),
+#                    dim (as datasets/train_dim) and hard negatives (as datasets/train_hard,
+#                    row 192: the hard set is the look the refiner alone cannot fix)
 #   TEACHER          "apex" refits the trained model's own head to this model's apex heat
 #                    (`apex-head --teacher`, experiments row 126) instead of a fresh head
 # The defaults fit one 10-minute command with start-up to spare on an H200 with 16 cores
@@ -41,6 +43,14 @@ precision="bf16-mixed"
 recipe="${RECIPE:-unet_mobilenetv3_small_gpu}"
 final="$out/model_apex.safetensors"
 want() { [[ " $phases " == *" $1 "* ]]; }
+# Other looks rendered beside the training mix for "train": the folder, the variable that
+# says how many, the render config and the seed offset from TRAIN_SEED (far views, 1024 px
+# with overrides, are rendered on their own above them).
+EXTRA_LOOKS=(
+    "train_sun N_SUN configs/render/sun.yaml 2"
+    "train_dim N_DIM configs/render/heldout_dim.yaml 3"
+    "train_hard N_HARD configs/render/heldout_hard.yaml 4"
+)
 stamp() { echo "== $(date +%T) $*"; }
 mkdir -p "$out"
 
@@ -57,14 +67,17 @@ if want render && [[ ! -d "$data/heldout" ]]; then
         synth -c configs/render/train.yaml --out "$data/train_far" --n "$N_FAR" \
             --seed "$((${TRAIN_SEED:-1} + 1))" --size 1024 "${far_view[@]}"
     fi
-    if ((${N_SUN:-0} > 0)); then
-        synth -c configs/render/sun.yaml --out "$data/train_sun" --n "$N_SUN" \
-            --seed "$((${TRAIN_SEED:-1} + 2))"
-    fi
+    for look in "${EXTRA_LOOKS[@]}"; do
+        read -r name count config offset <<< "$look"
+        if ((${!count:-0} > 0)); then
+            synth -c "$config" --out "$data/$name" --n "${!count}" \
+                --seed "$((${TRAIN_SEED:-1} + offset))"
+        fi
+    done
     synth --out "$data/heldout" --n "${N_HELDOUT:-400}" --seed 1000  # never used in training
 fi
 parts="$data/train"
-for extra in train_far train_sun; do
+for extra in train_far "${EXTRA_LOOKS[@]%% *}"; do
     [[ -d "$data/$extra" ]] && parts="$parts,$data/$extra"
 done
 train_data="[$parts]"
