@@ -106,6 +106,11 @@ class TrainConfig(StrictModel):
     # retrained afterwards finds apexes as well yet misses more nozzles: experiments rows
     # 37, 38, 45). None: the head stays frozen
     apex_distill: float | None = Field(None, gt=0)
+    # fine-tuning: the weight of a loss that pulls the mask channel towards the mean of what
+    # `init_weights` outputs on the image and on its mirror (the mirror test-time average,
+    # worth +0.0013 held-out IoU at twice the network's time, learnt into one pass:
+    # experiments rows 179, 193). None: off
+    mirror_distill: float | None = Field(None, gt=0)
     device: Literal["auto", "cpu", "cuda"] = "auto"
     # CPU threads for torch (None: torch's default); 1 avoids thrashing on a shared machine
     threads: int | None = Field(None, ge=1)
@@ -116,6 +121,10 @@ class TrainConfig(StrictModel):
             raise ValueError(
                 "apex_distill keeps a trained apex head: it needs model.apex_head: true and "
                 "init_weights (the checkpoint whose head is kept)"
+            )
+        if self.mirror_distill is not None and not self.init_weights:
+            raise ValueError(
+                "mirror_distill learns a trained model's mirror average: it needs init_weights"
             )
         return self
 

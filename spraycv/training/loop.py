@@ -31,7 +31,7 @@ from spraycv.training.checkpoint import (
 from spraycv.training.distributed import DistInfo, any_rank, cleanup, init_distributed
 from spraycv.training.evaluate import angle_errors, validate
 from spraycv.training.logger import RunLogger
-from spraycv.training.losses import DiceBCELoss, apex_distill_loss
+from spraycv.training.losses import DiceBCELoss, apex_distill_loss, mask_distill_loss
 from spraycv.training.precision import autocast, check_precision, grad_scaler
 from spraycv.training.schedule import BudgetProgress, budget_scheduler
 from spraycv.training.state import restore_state, save_state
@@ -139,11 +139,12 @@ def _build_model(
     return model
 
 
-def _apex_teacher(
+def _teacher(
     cfg: TrainConfig, device: torch.device, state: Mapping[str, torch.Tensor] | None
 ) -> nn.Module | None:
-    """A frozen copy of the starting model whose apex channel the run keeps (cfg.apex_distill)."""
-    if cfg.apex_distill is None or state is None:
+    """A frozen copy of the starting model: the run keeps its apex channel (cfg.apex_distill)
+    and learns its mirror average (cfg.mirror_distill)."""
+    if (cfg.apex_distill is None and cfg.mirror_distill is None) or state is None:
         return None
     teacher = create_model(cfg.model)
     teacher.load_state_dict(state, strict=True)
@@ -221,7 +222,7 @@ class _Run:
     io: ModelIO
     run_dir: Path
     loss_fn: nn.Module = field(default_factory=DiceBCELoss)
-    teacher: nn.Module | None = None  # the starting model, for cfg.apex_distill
+    teacher: nn.Module | None = None  # the starting model (cfg.apex_distill, mirror_distill)
 
     @staticmethod
     def start(
@@ -259,7 +260,7 @@ class _Run:
             scaler=grad_scaler(cfg.precision, device),
             steps_per_epoch=steps, io=io, run_dir=Path(cfg.out_dir) / cfg.name,
             loss_fn=DiceBCELoss.from_config(cfg.loss),
-            teacher=_apex_teacher(cfg, device, initial_state),
+            teacher=_teacher(cfg, device, initial_state),
         )  # fmt: skip
 
     def step(self, images: torch.Tensor, masks: torch.Tensor) -> float:
@@ -273,9 +274,7 @@ class _Run:
             logits = self.model(images)
         loss = self.loss_fn(logits, masks)
         if self.teacher is not None:
-            with torch.no_grad(), autocast(cfg.precision, device):
-                kept = self.teacher(images)
-            loss = loss + cfg.apex_distill * apex_distill_loss(logits, kept)
+            loss = loss + self.teacher_loss(images, logits)
         self.optimizer.zero_grad(set_to_none=True)
         self.scaler.scale(loss).backward()
         if cfg.optim.grad_clip is not None:
@@ -285,6 +284,21 @@ class _Run:
         self.scaler.update()
         self.scheduler.step()
         return float(loss.detach())
+
+    def teacher_loss(self, images: torch.Tensor, logits: torch.Tensor) -> torch.Tensor:
+        """The losses against the frozen starting model: its apex heatmap kept, and its mask
+        averaged with its mirror's (the mirror test-time average learnt)."""
+        cfg, loss = self.cfg, torch.zeros((), device=logits.device)
+        with torch.no_grad(), autocast(cfg.precision, self.device):
+            kept = self.teacher(images)
+            if cfg.mirror_distill is not None:
+                mirrored = self.teacher(images.flip(-1)).flip(-1)
+        if cfg.apex_distill is not None:
+            loss = loss + cfg.apex_distill * apex_distill_loss(logits, kept)
+        if cfg.mirror_distill is not None:
+            mean = 0.5 * (kept[:, :1].float() + mirrored[:, :1].float())
+            loss = loss + cfg.mirror_distill * mask_distill_loss(logits, mean)
+        return loss
 
     def epoch(self, epoch: int, progress: bool) -> dict[str, float]:
         """Train one epoch; its mean loss and images per second."""

@@ -99,6 +99,13 @@ def heat_distill_loss(
     return F.binary_cross_entropy_with_logits(student.float(), target, weight=weight)
 
 
+def mask_distill_loss(logits: torch.Tensor, teacher_logits: torch.Tensor) -> torch.Tensor:
+    """BCE of the mask channel (0) of (N, C, H, W) logits against a teacher's probabilities
+    (N, 1 or C, H, W) on the same views."""
+    target = torch.sigmoid(teacher_logits[:, :1].float())
+    return F.binary_cross_entropy_with_logits(logits[:, :1].float(), target)
+
+
 def apex_distill_loss(logits: torch.Tensor, teacher_logits: torch.Tensor) -> torch.Tensor:
     """`heat_distill_loss` on the apex channel (1) of (N, 2, H, W) logits: the student's
     heatmap kept where it was while the network trains."""

@@ -6,6 +6,7 @@ from pathlib import Path
 
 import pytest
 import torch
+from torch import nn
 from training_helpers import TINY
 
 from spraycv.config.apex_head import ApexHeadConfig
@@ -188,6 +189,52 @@ def test_apex_distill_trains_the_head_and_keeps_its_heatmap(wedge_data: Path, tm
     # 0.35 x at 1 thread and 0.38 x at 2 (at apex_distill=20: 0.60 x at 1 thread and 0.43 x
     # at 2, the one-thread run on the bound); Adam's steps at a large lr would swamp it
     assert drift["kept"] < 0.6 * drift["frozen"], drift
+
+
+def _mirror_gap(weights: Path, images: torch.Tensor) -> float:
+    """Mean |p(x) - mirror(p(mirror(x)))| of the mask probabilities: how far a network is
+    from agreeing with its own mirror image."""
+    model, _ = load_checkpoint(weights)
+    with torch.no_grad():
+        plain = torch.sigmoid(model.eval()(images)[:, 0])
+        mirrored = torch.sigmoid(model(images.flip(-1))[:, 0]).flip(-1)
+    return float((plain - mirrored).abs().mean())
+
+
+def test_mirror_distill_learns_the_mirror_average(wedge_data: Path, tmp_path: Path):
+    """With `mirror_distill` alone (the truth's losses off) a fine-tune pulls the network
+    towards its starting copy's mean over each image and its mirror, so the network comes to
+    agree with its own mirror image; the same fine-tune without it does not."""
+    first = train(tiny_config(wedge_data, tmp_path, "epochs=1", "name=first"), False)
+    model, sidecar = load_checkpoint(first.best_weights)
+    spatial = [m for m in model.modules() if isinstance(m, nn.Conv2d) and m.kernel_size[1] > 1]
+    with torch.no_grad():  # an uneven start: the last spatial kernel made lopsided
+        spatial[-1].weight[..., -1].add_(spatial[-1].weight.abs().mean())
+    start = save_checkpoint(tmp_path / "start.safetensors", model, sidecar)
+    tune = (
+        "epochs=4",
+        "optim.lr=0.002",
+        "freeze_batchnorm=true",
+        f"init_weights={start}",
+        "loss.bce_weight=0",
+        "loss.dice_weight=0.001",
+    )
+    plain = train(tiny_config(wedge_data, tmp_path, "name=plain", *tune), False)
+    kept = train(tiny_config(wedge_data, tmp_path, "name=kept", "mirror_distill=1", *tune), False)
+    io = ModelIO.from_sidecar(sidecar)
+    paths = sorted((wedge_data / "images").iterdir())[:8]
+    images = torch.from_numpy(preprocess([read_image(p) for p in paths], io))
+    gap = {
+        "start": _mirror_gap(start, images),
+        "plain": _mirror_gap(plain.run_dir / "last.safetensors", images),
+        "kept": _mirror_gap(kept.run_dir / "last.safetensors", images),
+    }
+    assert gap["kept"] < 0.5 * min(gap["start"], gap["plain"]), gap
+
+
+def test_mirror_distill_needs_a_start() -> None:
+    with pytest.raises(ValueError, match="mirror_distill learns a trained model"):
+        load_config(TrainConfig, None, ["mirror_distill=1.0"])
 
 
 def test_a_model_with_a_head_keeps_its_apex_threshold(wedge_data: Path, tmp_path: Path):
