@@ -13,12 +13,13 @@ from typing import Any
 import numpy as np
 import torch
 from torch import nn
+from torch.nn import functional as F
 from torch.utils.data import DataLoader, DistributedSampler
 from tqdm import tqdm
 
 from spraycv.config.apex_head import ApexHeadConfig
 from spraycv.config.loader import dump_config
-from spraycv.config.train import ModelConfig, TrainConfig
+from spraycv.config.train import ModelConfig, TrainConfig, ViewDistillConfig
 from spraycv.models.registry import count_parameters, create_model
 from spraycv.runtime.processing import ModelIO
 from spraycv.training import data as run_data
@@ -139,12 +140,31 @@ def _build_model(
     return model
 
 
+def view_average(
+    model: nn.Module, images: torch.Tensor, views: ViewDistillConfig, multiple: int
+) -> torch.Tensor:
+    """The mask logits (N, 1, H, W) of `model` averaged over views of images (N, C, H, W):
+    each of `views.scales` (a resize to sides that are multiples of `multiple`) and, with
+    `views.mirror`, its mirror image."""
+    size, total, count = images.shape[-2:], torch.zeros(()), 0
+    for scale in views.scales:
+        scaled = [max(multiple, round(side * scale / multiple) * multiple) for side in size]
+        x = images if scaled == list(size) else F.interpolate(images, scaled, mode="bilinear")
+        outs = [model(x)[:, :1].float()]
+        if views.mirror:
+            outs.append(model(x.flip(-1))[:, :1].float().flip(-1))
+        for out in outs:
+            total = total + F.interpolate(out, size=size, mode="bilinear")
+            count += 1
+    return total / count
+
+
 def _teacher(
     cfg: TrainConfig, device: torch.device, state: Mapping[str, torch.Tensor] | None
 ) -> nn.Module | None:
     """A frozen copy of the starting model: the run keeps its apex channel (cfg.apex_distill)
-    and learns its mirror average (cfg.mirror_distill)."""
-    if (cfg.apex_distill is None and cfg.mirror_distill is None) or state is None:
+    and learns its average over views (cfg.view_distill)."""
+    if (cfg.apex_distill is None and cfg.view_distill is None) or state is None:
         return None
     teacher = create_model(cfg.model)
     teacher.load_state_dict(state, strict=True)
@@ -222,7 +242,7 @@ class _Run:
     io: ModelIO
     run_dir: Path
     loss_fn: nn.Module = field(default_factory=DiceBCELoss)
-    teacher: nn.Module | None = None  # the starting model (cfg.apex_distill, mirror_distill)
+    teacher: nn.Module | None = None  # the starting model (cfg.apex_distill, view_distill)
 
     @staticmethod
     def start(
@@ -287,17 +307,18 @@ class _Run:
 
     def teacher_loss(self, images: torch.Tensor, logits: torch.Tensor) -> torch.Tensor:
         """The losses against the frozen starting model: its apex heatmap kept, and its mask
-        averaged with its mirror's (the mirror test-time average learnt)."""
+        averaged over views (a test-time average learnt)."""
         cfg, loss = self.cfg, torch.zeros((), device=logits.device)
-        with torch.no_grad(), autocast(cfg.precision, self.device):
-            kept = self.teacher(images)
-            if cfg.mirror_distill is not None:
-                mirrored = self.teacher(images.flip(-1)).flip(-1)
-        if cfg.apex_distill is not None:
+        with torch.no_grad(), autocast(cfg.precision, self.device):  # the teacher's outputs
+            kept = self.teacher(images) if cfg.apex_distill is not None else None
+            views = cfg.view_distill
+            mean = (
+                view_average(self.teacher, images, views, self.io.size_multiple) if views else None
+            )
+        if kept is not None:
             loss = loss + cfg.apex_distill * apex_distill_loss(logits, kept)
-        if cfg.mirror_distill is not None:
-            mean = 0.5 * (kept[:, :1].float() + mirrored[:, :1].float())
-            loss = loss + cfg.mirror_distill * mask_distill_loss(logits, mean)
+        if mean is not None:
+            loss = loss + views.weight * mask_distill_loss(logits, mean)
         return loss
 
     def epoch(self, epoch: int, progress: bool) -> dict[str, float]:

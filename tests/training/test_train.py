@@ -11,7 +11,7 @@ from training_helpers import TINY
 
 from spraycv.config.apex_head import ApexHeadConfig
 from spraycv.config.loader import load_config
-from spraycv.config.train import TrainConfig
+from spraycv.config.train import TrainConfig, ViewDistillConfig
 from spraycv.io.images import read_image
 from spraycv.runtime.processing import ModelIO, preprocess
 from spraycv.training.checkpoint import (
@@ -20,7 +20,7 @@ from spraycv.training.checkpoint import (
     read_sidecar,
     save_checkpoint,
 )
-from spraycv.training.loop import train
+from spraycv.training.loop import train, view_average
 
 
 def tiny_config(data: Path, out: Path, *extra: str) -> TrainConfig:
@@ -201,10 +201,10 @@ def _mirror_gap(weights: Path, images: torch.Tensor) -> float:
     return float((plain - mirrored).abs().mean())
 
 
-def test_mirror_distill_learns_the_mirror_average(wedge_data: Path, tmp_path: Path):
-    """With `mirror_distill` alone (the truth's losses off) a fine-tune pulls the network
-    towards its starting copy's mean over each image and its mirror, so the network comes to
-    agree with its own mirror image; the same fine-tune without it does not."""
+def test_view_distill_learns_the_mirror_average(wedge_data: Path, tmp_path: Path):
+    """With `view_distill` (the mirror view) alone (the truth's losses off) a fine-tune pulls
+    the network towards its starting copy's mean over each image and its mirror, so the
+    network comes to agree with its own mirror image; the same fine-tune without it does not."""
     first = train(tiny_config(wedge_data, tmp_path, "epochs=1", "name=first"), False)
     model, sidecar = load_checkpoint(first.best_weights)
     spatial = [m for m in model.modules() if isinstance(m, nn.Conv2d) and m.kernel_size[1] > 1]
@@ -220,7 +220,9 @@ def test_mirror_distill_learns_the_mirror_average(wedge_data: Path, tmp_path: Pa
         "loss.dice_weight=0.001",
     )
     plain = train(tiny_config(wedge_data, tmp_path, "name=plain", *tune), False)
-    kept = train(tiny_config(wedge_data, tmp_path, "name=kept", "mirror_distill=1", *tune), False)
+    kept = train(
+        tiny_config(wedge_data, tmp_path, "name=kept", "view_distill.weight=1", *tune), False
+    )
     io = ModelIO.from_sidecar(sidecar)
     paths = sorted((wedge_data / "images").iterdir())[:8]
     images = torch.from_numpy(preprocess([read_image(p) for p in paths], io))
@@ -232,9 +234,37 @@ def test_mirror_distill_learns_the_mirror_average(wedge_data: Path, tmp_path: Pa
     assert gap["kept"] < 0.5 * min(gap["start"], gap["plain"]), gap
 
 
-def test_mirror_distill_needs_a_start() -> None:
-    with pytest.raises(ValueError, match="mirror_distill learns a trained model"):
-        load_config(TrainConfig, None, ["mirror_distill=1.0"])
+def test_view_distill_needs_a_start_and_positive_scales() -> None:
+    with pytest.raises(ValueError, match="view_distill learns a trained model"):
+        load_config(TrainConfig, None, ["view_distill.weight=1.0"])
+    with pytest.raises(ValueError, match=r"view_distill\.scales must be positive"):
+        load_config(TrainConfig, None, ["init_weights=w.safetensors", "view_distill.scales=[1,0]"])
+
+
+@pytest.mark.parametrize(
+    ("scales", "mirror", "views"),
+    [([1.0], False, 1), ([1.0], True, 2), ([1.0, 1.25], True, 4), ([0.8, 1.25, 1.5], False, 3)],
+)
+def test_view_average_reads_each_view_at_its_size_and_maps_it_back(
+    scales: list[float], mirror: bool, views: int
+) -> None:
+    """Each view is a size the network takes (a multiple of 32), its logits come back at the
+    batch's size and in its orientation; a network that reads columns sees the mirror."""
+    seen: list[tuple[int, ...]] = []
+
+    def column_index(x: torch.Tensor) -> torch.Tensor:  # logit = x-coordinate in [0, 1]
+        seen.append(tuple(x.shape[-2:]))
+        return torch.linspace(0, 1, x.shape[-1]).expand(len(x), 1, *x.shape[-2:])
+
+    out = view_average(
+        column_index, torch.zeros(2, 3, 64, 96), ViewDistillConfig(scales=scales, mirror=mirror), 32
+    )
+    assert out.shape == (2, 1, 64, 96) and len(seen) == views
+    assert all(h % 32 == 0 and w % 32 == 0 for h, w in seen), seen
+    centre = float(out[0, 0, 0, 48])
+    assert centre == pytest.approx(0.5, abs=0.02)
+    left_to_right = float(out[0, 0, 0, -1] - out[0, 0, 0, 0])
+    assert left_to_right == pytest.approx(0.0 if mirror else 1.0, abs=0.05)
 
 
 def test_a_model_with_a_head_keeps_its_apex_threshold(wedge_data: Path, tmp_path: Path):
