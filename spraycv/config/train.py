@@ -45,14 +45,9 @@ class ModelConfig(StrictModel):
 
 
 class OptimConfig(StrictModel):
-    """AdamW, or SGD with Nesterov momentum, with a cosine or one-cycle schedule. SGD steps
-    in proportion to each gradient, where AdamW takes a full-rate step on every weight, so
-    a fine-tune towards a close target (`view_distill`) does not swing the weights whose
-    gradients are mostly noise (experiments row 193)."""
+    """AdamW with a cosine or one-cycle schedule."""
 
-    name: Literal["adamw", "sgd"] = "adamw"
     lr: float = Field(2e-3, gt=0)
-    momentum: float = Field(0.9, ge=0, lt=1)  # SGD only
     weight_decay: float = Field(1e-4, ge=0)
     schedule: Literal["cosine", "onecycle"] = "onecycle"
     warmup_frac: float = Field(0.1, ge=0, lt=1)  # one-cycle: share of steps spent warming up

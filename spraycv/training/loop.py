@@ -19,7 +19,7 @@ from tqdm import tqdm
 
 from spraycv.config.apex_head import ApexHeadConfig
 from spraycv.config.loader import dump_config
-from spraycv.config.train import ModelConfig, OptimConfig, TrainConfig, ViewDistillConfig
+from spraycv.config.train import ModelConfig, TrainConfig, ViewDistillConfig
 from spraycv.models.registry import count_parameters, create_model
 from spraycv.runtime.processing import ModelIO
 from spraycv.training import data as run_data
@@ -138,23 +138,6 @@ def _build_model(
     if cfg.compile:
         model = torch.compile(model)
     return model
-
-
-OPTIMIZERS = {
-    "adamw": lambda params, o: torch.optim.AdamW(params, lr=o.lr, weight_decay=o.weight_decay),
-    "sgd": lambda params, o: torch.optim.SGD(
-        params,
-        lr=o.lr,
-        momentum=o.momentum,
-        weight_decay=o.weight_decay,
-        nesterov=o.momentum > 0,
-    ),
-}
-
-
-def make_optimizer(params: Any, optim: OptimConfig) -> torch.optim.Optimizer:
-    """The optimiser `optim.name` names (OPTIMIZERS) over params."""
-    return OPTIMIZERS[optim.name](params, optim)
 
 
 def view_average(
@@ -280,7 +263,9 @@ class _Run:
         splits = splits if splits is not None else run_data.make_splits(cfg)
         loader, val_loader = _loaders(cfg, info, device, splits)
         model = _build_model(cfg, device, info, initial_state)
-        optimizer = make_optimizer(model.parameters(), cfg.optim)
+        optimizer = torch.optim.AdamW(
+            model.parameters(), lr=cfg.optim.lr, weight_decay=cfg.optim.weight_decay
+        )
         steps = run_data.steps_per_epoch(cfg, len(loader))
         data = cfg.data
         io = ModelIO(

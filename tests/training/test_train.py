@@ -20,7 +20,7 @@ from spraycv.training.checkpoint import (
     read_sidecar,
     save_checkpoint,
 )
-from spraycv.training.loop import make_optimizer, train, view_average
+from spraycv.training.loop import train, view_average
 
 
 def tiny_config(data: Path, out: Path, *extra: str) -> TrainConfig:
@@ -232,28 +232,6 @@ def test_view_distill_learns_the_mirror_average(wedge_data: Path, tmp_path: Path
         "kept": _mirror_gap(kept.run_dir / "last.safetensors", images),
     }
     assert gap["kept"] < 0.5 * min(gap["start"], gap["plain"]), gap
-
-
-@pytest.mark.parametrize(
-    ("overrides", "kind", "group"),
-    [
-        (["optim.lr=0.1"], torch.optim.AdamW, {"lr": 0.1, "weight_decay": 1e-4}),
-        (["optim.name=sgd", "optim.lr=0.1"], torch.optim.SGD, {"momentum": 0.9, "nesterov": True}),
-        (["optim.name=sgd", "optim.momentum=0"], torch.optim.SGD, {"nesterov": False}),
-    ],
-)
-def test_the_optimizer_is_the_one_the_config_names(
-    overrides: list[str], kind: type, group: dict
-) -> None:
-    optim = load_config(TrainConfig, None, overrides).optim
-    optimizer = make_optimizer([nn.Parameter(torch.zeros(3))], optim)
-    assert type(optimizer) is kind
-    assert {k: optimizer.param_groups[0][k] for k in group} == group
-
-
-def test_an_unknown_optimizer_is_refused_with_the_valid_names() -> None:
-    with pytest.raises(ValueError, match="'adamw' or 'sgd'"):
-        load_config(TrainConfig, None, ["optim.name=adam"])
 
 
 def test_view_distill_needs_a_start_and_positive_scales() -> None:
