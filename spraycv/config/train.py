@@ -71,7 +71,7 @@ class ViewDistillConfig(StrictModel):
     views of the batch: the batch resized by each of `scales` and, with `mirror`, each of
     those mirrored; each view's logits resized back. On the held-out set the shipped model's
     mean over the frame, its mirror and both upscaled 1.25 x reads IoU 0.9402 end to end,
-    against 0.9379 in one pass (experiments row 193), for four times the network's time."""
+    against 0.9379 in one pass (experiments row 193), for about five times the network's time."""
 
     weight: float = Field(1.0, gt=0)
     scales: list[float] = Field(default_factory=lambda: [1.0], min_length=1)
