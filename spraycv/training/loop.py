@@ -141,16 +141,23 @@ def _build_model(
 
 
 def view_average(
-    model: nn.Module, images: torch.Tensor, views: ViewDistillConfig, multiple: int
+    model: nn.Module,
+    images: torch.Tensor,
+    views: ViewDistillConfig,
+    multiple: int,
+    plain: torch.Tensor | None = None,
 ) -> torch.Tensor:
     """The mask logits (N, 1, H, W) of `model` averaged over views of images (N, C, H, W):
     each of `views.scales` (a resize to sides that are multiples of `multiple`) and, with
-    `views.mirror`, its mirror image."""
+    `views.mirror`, its mirror image. plain: model(images), where the caller has it already
+    (the unresized view is then not run again)."""
     size, total, count = images.shape[-2:], torch.zeros(()), 0
     for scale in views.scales:
         scaled = [max(multiple, round(side * scale / multiple) * multiple) for side in size]
-        x = images if scaled == list(size) else F.interpolate(images, scaled, mode="bilinear")
-        outs = [model(x)[:, :1].float()]
+        unresized = scaled == list(size)
+        x = images if unresized else F.interpolate(images, scaled, mode="bilinear")
+        out = plain if unresized and plain is not None else model(x)
+        outs = [out[:, :1].float()]
         if views.mirror:
             outs.append(model(x.flip(-1))[:, :1].float().flip(-1))
         for out in outs:
@@ -312,9 +319,8 @@ class _Run:
         with torch.no_grad(), autocast(cfg.precision, self.device):  # the teacher's outputs
             kept = self.teacher(images) if cfg.apex_distill is not None else None
             views = cfg.view_distill
-            mean = (
-                view_average(self.teacher, images, views, self.io.size_multiple) if views else None
-            )
+            multiple = self.io.size_multiple
+            mean = view_average(self.teacher, images, views, multiple, kept) if views else None
         if kept is not None:
             loss = loss + cfg.apex_distill * apex_distill_loss(logits, kept)
         if mean is not None:

@@ -91,9 +91,10 @@ class DiceBCELoss(nn.Module):
 def heat_distill_loss(
     student: torch.Tensor, teacher: torch.Tensor, peak_weight: float = 0.0
 ) -> torch.Tensor:
-    """BCE of apex logits (N, 1, h, w) against a frozen teacher's probabilities on the same
-    views; with `peak_weight`, each cell weighs 1 + peak_weight x the teacher's probability
-    there (the peaks decide which apexes the geometry sees, not the flat background)."""
+    """BCE of one channel's logits (N, 1, h, w), the apex heatmap's or the mask's, against a
+    frozen teacher's probabilities on the same views; with `peak_weight`, each cell weighs
+    1 + peak_weight x the teacher's probability there (the peaks decide which apexes the
+    geometry sees, not the flat background)."""
     target = torch.sigmoid(teacher.float())
     weight = 1.0 + peak_weight * target if peak_weight else None
     return F.binary_cross_entropy_with_logits(student.float(), target, weight=weight)
@@ -102,8 +103,7 @@ def heat_distill_loss(
 def mask_distill_loss(logits: torch.Tensor, teacher_logits: torch.Tensor) -> torch.Tensor:
     """BCE of the mask channel (0) of (N, C, H, W) logits against a teacher's probabilities
     (N, 1 or C, H, W) on the same views."""
-    target = torch.sigmoid(teacher_logits[:, :1].float())
-    return F.binary_cross_entropy_with_logits(logits[:, :1].float(), target)
+    return heat_distill_loss(logits[:, :1], teacher_logits[:, :1])
 
 
 def apex_distill_loss(logits: torch.Tensor, teacher_logits: torch.Tensor) -> torch.Tensor:

@@ -256,15 +256,20 @@ def test_view_average_reads_each_view_at_its_size_and_maps_it_back(
         seen.append(tuple(x.shape[-2:]))
         return torch.linspace(0, 1, x.shape[-1]).expand(len(x), 1, *x.shape[-2:])
 
-    out = view_average(
-        column_index, torch.zeros(2, 3, 64, 96), ViewDistillConfig(scales=scales, mirror=mirror), 32
-    )
+    views_cfg = ViewDistillConfig(scales=scales, mirror=mirror)
+    out = view_average(column_index, torch.zeros(2, 3, 64, 96), views_cfg, 32)
     assert out.shape == (2, 1, 64, 96) and len(seen) == views
     assert all(h % 32 == 0 and w % 32 == 0 for h, w in seen), seen
     centre = float(out[0, 0, 0, 48])
     assert centre == pytest.approx(0.5, abs=0.02)
     left_to_right = float(out[0, 0, 0, -1] - out[0, 0, 0, 0])
     assert left_to_right == pytest.approx(0.0 if mirror else 1.0, abs=0.05)
+    # the unresized view handed over (the run's apex teacher has it) is not run again
+    images = torch.zeros(2, 3, 64, 96)
+    seen.clear()
+    again = view_average(column_index, images, views_cfg, 32, plain=column_index(images))
+    assert len(seen) == 1 + views - (1.0 in scales)
+    torch.testing.assert_close(again, out)
 
 
 def test_a_model_with_a_head_keeps_its_apex_threshold(wedge_data: Path, tmp_path: Path):
