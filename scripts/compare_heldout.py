@@ -77,6 +77,7 @@ PAIRED_SETS = (  # the angle sets compared reading by reading, where both runs h
     "heldout", "heldout_draw2", "heldout_draw3", "heldout_unseen", "heldout_hard",
     "heldout_dim", "heldout_dim_twins", "heldout_long", "heldout_long_twins", "independent",
     "heldout_bodies", "heldout_wide", "heldout_43", "heldout_portrait", "heldout_small",
+    "heldout_sun", "heldout_sheet",
 )  # fmt: skip
 POOLED_SETS = ("heldout", "heldout_draw2", "heldout_draw3")  # one look, three draws (row 111)
 POOLED_SHOWN = (

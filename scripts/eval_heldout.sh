@@ -3,7 +3,7 @@
 #   bash scripts/eval_heldout.sh NAME WEIGHTS REFINER [SET... | all]
 # writes runs/eval/NAME_SET/ (metrics.json, metrics_by_style.json, frames.jsonl) and prints
 # each set's summary. The sets are those of docs/experiments.md (render them first with
-# scripts/render_eval_sets.sh); none named: the six of issues 13 and 15; `all`: the 17
+# scripts/render_eval_sets.sh); none named: the six of issues 13 and 15; `all`: the 18
 # held-out sets that scripts/compare_heldout.py pairs.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -15,7 +15,7 @@ sets=("$@")
 if [ "${sets[*]}" = all ]; then
   sets=(heldout heldout_unseen heldout_hard heldout_nospray heldout_dim heldout_dim_twins
     heldout_draw2 heldout_draw3 heldout_long heldout_long_twins heldout_bodies heldout_wide
-    heldout_43 heldout_portrait heldout_small heldout_sun independent)
+    heldout_43 heldout_portrait heldout_small heldout_sun heldout_sheet independent)
 fi
 export OMP_NUM_THREADS=1 MKL_NUM_THREADS=1
 mkdir -p runs/eval

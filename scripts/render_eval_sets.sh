@@ -43,6 +43,9 @@ synth val_small --n 100 --seed 2012 --size 1024 "${far_view[@]}"
 # seen from above; seed 1000, so its side-lit frames are held-out frames lit from one side
 synth heldout_sun -c configs/render/sun.yaml --n 200 --seed 1000
 synth val_sun -c configs/render/sun.yaml --n 100 --seed 2013
+# translucent sheets (experiments row 194): the film next to the orifice faint and rippled
+synth heldout_sheet -c configs/render/sheet.yaml --n 200 --seed 1000
+synth val_sheet -c configs/render/sheet.yaml --n 100 --seed 2015
 # drawers other than the renderer, never trained on (experiments rows 50 and 168)
 once datasets/independent \
   .venv/bin/python benchmarks/independent_sprays.py --out datasets/independent --n 200 --seed 1

@@ -42,6 +42,9 @@ STYLES = (
     # sunlight: one side of each spray lit more than the other; outdoors, over a crop
     "side_lit",
     "outdoor_sun",
+    # a faint, rippled liquid sheet next to the orifice, in a booth or outdoors
+    "translucent_sheet",
+    "translucent_sheet_outdoor",
     # no spray at all: the truth is an empty mask
     "nozzles_off",
     "bare_background",
@@ -226,6 +229,12 @@ class StyleConfig(StrictModel):
     # at one side, +1 at the other; spraycv.data.synth.sunlight), k drawn here. Below 1, so
     # the dim side stays visible.
     side_light_range: Range = (0.25, 0.6)
+    # A translucent sheet (spraycv.data.synth.sheet): the light the film next to the orifice
+    # scatters, times opacity * (1 + depth * sin(2 pi r / wavelength)), the wavelength a share
+    # of the spray's length. Its trough keeps opacity * (1 - depth) > 0: the film stays visible.
+    sheet_opacity_range: Range = (0.2, 0.65)
+    sheet_wave_depth_range: Range = (0.25, 0.6)
+    sheet_wavelength_frac_range: Range = (0.015, 0.05)
 
     @field_validator("hdr_bits")
     @classmethod
@@ -242,6 +251,12 @@ class StyleConfig(StrictModel):
             raise ValueError("heavy_jpeg_quality_range must lie within [1, 100]")
         if not 0.0 <= self.side_light_range[0] <= self.side_light_range[1] < 1.0:
             raise ValueError("side_light_range must lie within [0, 1)")
+        if not 0.0 < self.sheet_opacity_range[0] <= self.sheet_opacity_range[1] <= 1.0:
+            raise ValueError("sheet_opacity_range must lie within (0, 1]")
+        if not 0.0 <= self.sheet_wave_depth_range[0] <= self.sheet_wave_depth_range[1] < 1.0:
+            raise ValueError("sheet_wave_depth_range must lie within [0, 1)")
+        if not 0.0 < self.sheet_wavelength_frac_range[0] <= self.sheet_wavelength_frac_range[1]:
+            raise ValueError("sheet_wavelength_frac_range must be positive")
         return self
 
 

@@ -37,6 +37,7 @@ from spraycv.data.synth.props import (
     paint_reflection,
     paint_wet_surfaces,
 )
+from spraycv.data.synth.sheet import translucent_sheet_density
 from spraycv.data.synth.style_context import StyleContext
 from spraycv.data.synth.sunlight import side_lit_density
 
@@ -181,6 +182,7 @@ EFFECTS: dict[str, Effect] = {
     "lens_dust": Effect(lens=paint_lens_dust),
     "sun_side": Effect(spray=side_lit_density),
     "outdoors": Effect(config=_OUTDOOR_CONFIG),
+    "translucent_film": Effect(spray=translucent_sheet_density),
     "nozzles_off": Effect(scene=_switch_off),
     "no_nozzles": Effect(scene=_no_nozzles, draws_nozzles=False),
 }
@@ -202,6 +204,8 @@ STYLE_EFFECTS: dict[str, tuple[str, ...]] = {
     "lens_dust": ("lens_dust",),
     "side_lit": ("sun_side",),
     "outdoor_sun": ("outdoors", "sun_side"),
+    "translucent_sheet": ("translucent_film",),
+    "translucent_sheet_outdoor": ("outdoors", "sun_side", "translucent_film"),
     "nozzles_off": ("nozzles_off",),
     "bare_background": ("no_nozzles",),
     "brackets_only": ("no_nozzles", "bright_brackets"),

@@ -54,10 +54,10 @@ def side_lit_density(ctx: StyleContext, dens: np.ndarray) -> np.ndarray:
         closer = (s > 0) & (np.abs(q) < nearest)
         nearest[closer] = np.abs(q[closer])
         gain[closer] = 1.0 + k * sun * np.clip(q[closer], -1.0, 1.0)
-    return _with_light_scaled(dens, gain)
+    return with_light_scaled(dens, gain)
 
 
-def _with_light_scaled(dens: np.ndarray, gain: np.ndarray) -> np.ndarray:
+def with_light_scaled(dens: np.ndarray, gain: np.ndarray) -> np.ndarray:
     """The density whose scattered light (1 - exp(-1.8 d), spraycv.data.synth.render) is
     `gain` times that of `dens`, up to 0.98 of full scatter: a dense spray's dim side dims
     as much as a thin one's (scaling the density would leave a saturated sheet as it was)."""
