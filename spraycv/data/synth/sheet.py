@@ -44,11 +44,10 @@ def film_gain(
     q, s = across_spray(env, *shape)
     ys, xs = np.indices(shape, dtype=np.float32)
     r = np.hypot(xs - np.float32(env.apex[0]), ys - np.float32(env.apex[1]))
-    breakup = breakup_px
-    end = breakup * (1.0 + _BREAKUP_BLEND)
+    end = breakup_px * (1.0 + _BREAKUP_BLEND)
     where = (s > 0) & (np.abs(q) <= _SIDE_MARGIN) & (r < end)
     film = opacity * (1.0 + depth * np.sin(np.float32(2 * math.pi / wavelength_px) * r + phase))
-    blend = np.clip((r - breakup) / max(end - breakup, 1e-3), 0.0, 1.0)
+    blend = np.clip((r - breakup_px) / max(end - breakup_px, 1e-3), 0.0, 1.0)
     blend = blend * blend * (3.0 - 2.0 * blend)  # smoothstep: no seam at breakup
     gain = (film * (1.0 - blend) + blend).astype(np.float32)
     return gain, where
