@@ -91,11 +91,17 @@ class RefinerTrainConfig(StrictModel):
     # knowledge distillation into a smaller network (experiments row 161); None: none
     teacher_weights: Path | None = None
     distill_weight: float = Field(0.0, ge=0)
+    # frames of these render styles (their labels' `style`) learn the truth alone: a look
+    # the teacher reads wrongly is not pulled towards it (experiments row 195); every other
+    # crop, those without a plume too, keeps the teacher beside the truth
+    untaught_styles: list[str] = Field(default_factory=list)
 
     @model_validator(mode="after")
     def _teacher(self) -> RefinerTrainConfig:
         if (self.distill_weight > 0) != (self.teacher_weights is not None):
             raise ValueError("distillation needs both teacher_weights and distill_weight > 0")
+        if self.untaught_styles and self.teacher_weights is None:
+            raise ValueError("untaught_styles needs a teacher (teacher_weights)")
         return self
 
     @model_validator(mode="after")

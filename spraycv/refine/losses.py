@@ -63,19 +63,31 @@ def batch_loss(
     apexes: torch.Tensor,
     cfg: RefinerTrainConfig,
     teacher: torch.Tensor | None = None,
+    taught: torch.Tensor | None = None,
 ) -> torch.Tensor:
     """A batch's loss: the crop loss against the truth (B, 1, S, S), the apex channel's
     against the true apexes (B, 2), and with a teacher's logits (B, C, S, S) both against
-    the teacher's too, weighed by `cfg.distill_weight`."""
+    the teacher's too, weighed by `cfg.distill_weight`, on the rows `taught` (B,) bool
+    marks (None: every row)."""
     loss = torch.zeros(())
     if not cfg.apex_only:
         loss = crop_loss(logits[:, :1], truths, cfg.band_weight)
-        if teacher is not None:
-            soft = torch.sigmoid(teacher[:, :1])
-            loss = loss + cfg.distill_weight * crop_loss(logits[:, :1], soft, cfg.band_weight)
     if cfg.apex_weight > 0:
         loss = loss + cfg.apex_weight * apex_loss(logits[:, 1], apexes, cfg.apex_sigma_px)
-        if teacher is not None and teacher.shape[1] > 1:
-            distilled = distill_apex_loss(logits[:, 1], teacher[:, 1])
-            loss = loss + cfg.distill_weight * cfg.apex_weight * distilled
+    if teacher is not None and (taught is None or bool(taught.any())):
+        rows = slice(None) if taught is None else taught
+        loss = loss + cfg.distill_weight * _distill_loss(logits[rows], teacher[rows], cfg)
+    return loss
+
+
+def _distill_loss(
+    logits: torch.Tensor, teacher: torch.Tensor, cfg: RefinerTrainConfig
+) -> torch.Tensor:
+    """The truth's losses with the teacher's (B, C, S, S) logits as the truth: its crop
+    probabilities, and its apex softmax where both have an apex channel."""
+    loss = torch.zeros(())
+    if not cfg.apex_only:
+        loss = crop_loss(logits[:, :1], torch.sigmoid(teacher[:, :1]), cfg.band_weight)
+    if cfg.apex_weight > 0 and teacher.shape[1] > 1:
+        loss = loss + cfg.apex_weight * distill_apex_loss(logits[:, 1], teacher[:, 1])
     return loss

@@ -6,6 +6,7 @@ import json
 import math
 import time
 from pathlib import Path
+from typing import NamedTuple
 
 import numpy as np
 import torch
@@ -116,18 +117,28 @@ def _mined(source: CropSource, cfg: RefinerTrainConfig, files: RunFiles, log) ->
     return mined
 
 
+class CropBatch(NamedTuple):
+    """A training batch: (B, 3, S, S) normalised crops, (B, 1, S, S) soft truth, (B, 2) the
+    true apex (col, row) in crop pixels (NaN on a crop without a plume) and (B,) bool: the
+    crops a teacher counts on (`RefinerTrainConfig.untaught_styles`)."""
+
+    images: torch.Tensor
+    truths: torch.Tensor
+    apexes: torch.Tensor
+    taught: torch.Tensor
+
+
 def make_batch(
     source: CropSource,
     cfg: RefinerTrainConfig,
     io: ModelIO,
     rng: np.random.Generator,
     negatives: Negatives | None = None,
-) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
-    """(B, 3, S, S) normalised crops, (B, 1, S, S) soft truth at jittered poses and (B, 2)
-    the true apex (col, row) in crop pixels (NaN on a crop without a plume); a share
-    `cfg.negative_frac` of them without a plume when `negatives` are given, a share
-    `cfg.blur.frac` of all of them blurred as a camera blurs (the truth not)."""
-    crops, truths, apexes = [], [], []
+) -> CropBatch:
+    """Crops at jittered poses around the truth; a share `cfg.negative_frac` of them without
+    a plume when `negatives` are given, a share `cfg.blur.frac` of all of them blurred as a
+    camera blurs (the truth not)."""
+    crops, truths, apexes, taught = [], [], [], []
     for i in rng.integers(0, len(source.targets), cfg.batch_size):
         # no draw without blur: the random stream of runs without it stays as it was
         blur = (
@@ -135,22 +146,25 @@ def make_batch(
         )
         if negatives is not None and rng.random() < cfg.negative_frac:
             image, truth = negatives.draw(source, cfg, rng, blur)
-            apex = np.full(2, np.nan)
+            apex, style = np.full(2, np.nan), None
         else:
             target = source.targets[i]
             pose = jittered_pose(target, cfg.jitter, rng)
             image, truth, transform = source.crop(target, pose, cfg.crop_size, blur)
             apex = to_crop(np.asarray([target.apex]), transform)[0]
+            style = source.records[target.frame].get("style")
         if rng.random() < 0.5:  # the mirror image is a plume too (left and right swap)
             image, truth = image[:, ::-1], truth[:, ::-1]
             apex = np.array([cfg.crop_size - 1 - apex[0], apex[1]])
         crops.append(_photometric(np.ascontiguousarray(image), rng))
         truths.append(np.ascontiguousarray(truth))
         apexes.append(apex)
-    return (
+        taught.append(style not in cfg.untaught_styles)
+    return CropBatch(
         torch.from_numpy(preprocess(crops, io)),
         torch.from_numpy(np.stack(truths)[:, None]),
         torch.from_numpy(np.stack(apexes).astype(np.float32)),
+        torch.tensor(taught),
     )
 
 
@@ -396,11 +410,12 @@ def train_refiner(cfg: RefinerTrainConfig, log=print) -> RunFiles:
     started, saved, loss_sum, seen = time.monotonic(), time.monotonic(), 0.0, 0
     while step < cfg.steps:
         train_mode(model, cfg)
-        images, truths, apexes = make_batch(train_src, cfg, io, rng, negatives)
+        batch = make_batch(train_src, cfg, io, rng, negatives)
         for group in optimizer.param_groups:
             group["lr"] = lr_at(step, cfg)
-        taught = teacher(images) if teacher is not None else None
-        loss = batch_loss(model(images), truths, apexes, cfg, taught)
+        teacher_logits = teacher(batch.images) if teacher is not None else None
+        logits = model(batch.images)
+        loss = batch_loss(logits, batch.truths, batch.apexes, cfg, teacher_logits, batch.taught)
         optimizer.zero_grad(set_to_none=True)
         loss.backward()
         nn.utils.clip_grad_norm_(model.parameters(), 1.0)

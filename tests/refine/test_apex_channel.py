@@ -85,7 +85,7 @@ def test_each_training_crop_carries_its_true_apex_mirrored_with_it(frames: Path)
     source = CropSource(frames)
     cfg = RefinerTrainConfig(train_data=frames, crop_size=SIZE, batch_size=24, mine_weights=None)
     io = ModelIO((SIZE, SIZE), (0.5, 0.5, 0.5), (0.25, 0.25, 0.25), 0.5)
-    _, truths, apexes = make_batch(source, cfg, io, np.random.default_rng(4))
+    _, truths, apexes, _ = make_batch(source, cfg, io, np.random.default_rng(4))
     misses = []
     for truth, apex in zip(truths[:, 0].numpy(), apexes.numpy(), strict=True):
         met = near_apex(truth, IDENTITY)

@@ -82,7 +82,7 @@ def test_a_batch_holds_the_share_of_empty_targets_asked_for(
                              mine_weights=None, out_dir=tmp_path, crop_size=64)  # fmt: skip
     negatives = Negatives(source, cfg, RunFiles(cfg))
     io = ModelIO((64, 64), (0.5, 0.5, 0.5), (0.25, 0.25, 0.25), 0.5)
-    images, truths, apexes = make_batch(source, cfg, io, np.random.default_rng(0), negatives)
+    images, truths, apexes, _ = make_batch(source, cfg, io, np.random.default_rng(0), negatives)
     assert images.shape == (8, 3, 64, 64)
     assert int((truths.flatten(1).amax(1) == 0).sum()) == empty
     # a crop without a plume has no apex to learn; every other one has one

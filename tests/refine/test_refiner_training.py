@@ -102,7 +102,7 @@ def test_blurred_batches_are_smoother(frames: Path):
     for frac in (0.0, 1.0):
         blur = CropBlur(frac=frac, gaussian_px=(5.0, 5.0), motion_px=(15.0, 15.0))
         cfg = RefinerTrainConfig(train_data=frames, crop_size=64, batch_size=24, blur=blur)
-        images, truths, _apexes = make_batch(source, cfg, io, np.random.default_rng(3))
+        images, truths, *_ = make_batch(source, cfg, io, np.random.default_rng(3))
         assert images.shape == (24, 3, 64, 64) and truths.shape == (24, 1, 64, 64)
         detail[frac] = _detail(images)
     assert detail[1.0] < 0.8 * detail[0.0]
@@ -192,6 +192,53 @@ def test_the_apex_softmax_learns_the_teachers_peak():
 def test_distillation_needs_a_teacher_and_a_weight(settings):
     with pytest.raises(ValueError, match="teacher_weights and distill_weight"):
         RefinerTrainConfig(**settings)
+
+
+def test_rows_left_untaught_learn_the_truth_alone():
+    """A teacher counts only on the rows `taught` marks: none marked is the truth's loss,
+    all marked is the whole batch taught, and one marked is that row taught alone."""
+    from spraycv.refine.losses import batch_loss
+
+    logits, teacher = _logits(0), _logits(1)
+    truth, apexes = (torch.rand(2, 1, 16, 16) > 0.5).float(), torch.full((2, 2), float("nan"))
+    cfg = RefinerTrainConfig(teacher_weights="t.safetensors", distill_weight=1.0)
+    plain = batch_loss(logits, truth, apexes, cfg)
+    rows = {mark: torch.tensor(mark) for mark in [(False, False), (True, True), (True, False)]}
+    got = {
+        mark: float(batch_loss(logits, truth, apexes, cfg, teacher, r)) for mark, r in rows.items()
+    }
+    assert got[(False, False)] == pytest.approx(float(plain))
+    assert got[(True, True)] == pytest.approx(
+        float(batch_loss(logits, truth, apexes, cfg, teacher))
+    )
+    first = batch_loss(logits[:1], truth[:1], apexes[:1], cfg, teacher[:1]) - batch_loss(
+        logits[:1], truth[:1], apexes[:1], cfg
+    )
+    assert got[(True, False)] == pytest.approx(float(plain + first))
+
+
+def test_a_batch_marks_the_crops_of_untaught_styles(frames: Path):
+    """Crops of frames whose style `untaught_styles` names are marked untaught, the rest
+    taught."""
+    source = CropSource(frames)
+    for record in source.records[::2]:  # every other frame of one look, the rest unnamed
+        record["style"] = "translucent_sheet"
+    io = ModelIO((32, 32), (0.5, 0.5, 0.5), (0.25, 0.25, 0.25))
+    cfg = RefinerTrainConfig(train_data=frames, crop_size=32, batch_size=64,
+                             teacher_weights="t.safetensors", distill_weight=1.0,
+                             untaught_styles=["translucent_sheet"])  # fmt: skip
+    rng = np.random.default_rng(5)
+    picks = rng.integers(0, len(source.targets), cfg.batch_size)
+    batch = make_batch(source, cfg, io, np.random.default_rng(5))
+    expected = [str(source.records[source.targets[i].frame].get("style")) not in cfg.untaught_styles
+                for i in picks]  # fmt: skip
+    assert batch.taught.tolist() == expected
+    assert 0 < sum(expected) < len(expected)
+
+
+def test_untaught_styles_need_a_teacher():
+    with pytest.raises(ValueError, match="untaught_styles needs a teacher"):
+        RefinerTrainConfig(untaught_styles=["translucent_sheet"])
 
 
 def test_a_run_learns_from_a_teacher(frames: Path, tmp_path: Path):
