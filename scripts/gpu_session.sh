@@ -18,11 +18,13 @@
 #   N_FAR            also render this many far views for "train" (default 0): the training
 #                    mix at 1024 px with configs/render/far_view.overrides, as datasets/train_small
 #                    (the far view the shipped fine-tune lost, experiments row 129)
-#   N_SUN N_DIM N_HARD  also render this many frames of another look for "train" (default 0
-#                    each; the table EXTRA_LOOKS below): sunlit (as datasets/train_sun,
-#                    experiments rows 170-171: what the CPU could not teach the network),
-#                    dim (as datasets/train_dim) and hard negatives (as datasets/train_hard,
-#                    row 192: the hard set is the look the refiner alone cannot fix)
+#   N_SUN N_DIM N_HARD N_SHEET  also render this many frames of another look for "train"
+#                    (default 0 each; the table EXTRA_LOOKS below): sunlit (as
+#                    datasets/train_sun, experiments rows 170-171: what the CPU could not
+#                    teach the network), dim (as datasets/train_dim), hard negatives (as
+#                    datasets/train_hard, row 192: the hard set is the look the refiner alone
+#                    cannot fix) and translucent sheets (as datasets/train_sheet, row 194: the
+#                    third drawer's misses, which CPU fine-tunes bought at a cost elsewhere)
 #   TEACHER          "apex" refits the trained model's own head to this model's apex heat
 #                    (`apex-head --teacher`, experiments row 126) instead of a fresh head
 # The defaults fit one 10-minute command with start-up to spare on an H200 with 16 cores
@@ -50,6 +52,7 @@ EXTRA_LOOKS=(
     "train_sun N_SUN configs/render/sun.yaml 2"
     "train_dim N_DIM configs/render/heldout_dim.yaml 3"
     "train_hard N_HARD configs/render/heldout_hard.yaml 4"
+    "train_sheet N_SHEET configs/render/sheet.yaml 5"
 )
 stamp() { echo "== $(date +%T) $*"; }
 mkdir -p "$out"
