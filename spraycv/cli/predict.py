@@ -136,7 +136,7 @@ def _predict_video(run: _Run, source: str) -> None:
         for index, frame in enumerate(video.frames(run.max_frames)):
             mask, measurements = measure_image(frame, run.predictor)
             if dim is None and (dim := exposure_note(frame, f"{source}, frame {index}")):
-                run.batch.warn(dim)  # the first dark frame speaks for the video
+                run.batch.warn(dim)  # the first dark or flat frame speaks for the video
             rows = _checked_rows(measurements, run.rule)
             run.records.write(source, index, rows)
             steadiness.add(index, measurements)

@@ -195,7 +195,7 @@ def analyse_upload(
         analysis.warnings += [note] if note else []
     measurer = as_measurer(segmenter, hints)
     notes = (exposure_note(image, _frame_name(upload.name, i)) for i, image in frames)
-    dim = next((note for note in notes if note), None)  # the first dim frame speaks for all
+    dim = next((note for note in notes if note), None)  # the first dark or flat frame speaks
     analysis.warnings += [dim] if dim else []
     for index, image in frames:
         try:

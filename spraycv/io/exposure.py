@@ -186,14 +186,21 @@ def under_exposed_text(level: float, exposure: Exposure | None = None) -> str:
 
 
 def exposure_note(image: np.ndarray, name: str) -> str | None:
-    """One line naming the file when its frame is under-exposed (`under_exposed_level`)."""
+    """One line naming the file when its frame is under-exposed (`under_exposed_level`) or
+    flat (`is_blank`: nothing on it can be seen, a white frame as much as a black one)."""
     level = under_exposed_level(image)
-    if level is None:
-        return None
-    return (
-        f"{name}: {under_exposed_text(level)}, so no plume here does not mean no spray; raise "
-        "the exposure or gain"
-    )
+    if level is not None:
+        return (
+            f"{name}: {under_exposed_text(level)}, so no plume here does not mean no spray; "
+            "raise the exposure or gain"
+        )
+    if is_blank(image):
+        return (
+            f"{name}: a flat frame (its brightness spans fewer than {BLANK_SPAN:.0f} grey "
+            "levels: a covered lens, a saturated or dead sensor), so no plume here does not "
+            "mean no spray; check the camera"
+        )
+    return None
 
 
 def to_uint8(image: np.ndarray) -> np.ndarray:

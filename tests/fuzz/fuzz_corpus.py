@@ -160,10 +160,14 @@ def _degenerate(corpus: Corpus) -> None:
         image = np.full((height, width, 3), 200, np.uint8)
         for suffix in IMAGE_FORMATS:
             corpus.add("tiny", suffix, _encode(image, suffix), _everywhere("error"))
+    ramp = np.repeat(np.linspace(60, 160, 8, dtype=np.uint8)[None, :, None], 8, axis=0)
     for suffix in IMAGE_FORMATS:  # the smallest size measured: fine
         corpus.add(
-            "min_size", suffix, _encode(np.full((8, 8, 3), 90, np.uint8), suffix), _everywhere("ok")
+            "min_size", suffix, _encode(np.repeat(ramp, 3, axis=2), suffix), _everywhere("ok")
         )
+    for level in (128, 255):  # flat: nothing to see, said so (a covered lens, a saturated sensor)
+        flat = np.full((48, 64, 3), level, np.uint8)
+        corpus.add("flat", ".png", _encode(flat, ".png"), _everywhere("warn"))
 
 
 def _pixel_formats(corpus: Corpus, picture: np.ndarray) -> None:

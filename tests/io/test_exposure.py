@@ -13,6 +13,7 @@ from spraycv.config.data import AugmentConfig, DataConfig
 from spraycv.data.augment import CameraGain, build_eval_transform
 from spraycv.io.exposure import (
     Exposure,
+    exposure_note,
     integer_percentiles,
     is_blank,
     normalise_exposure,
@@ -233,3 +234,24 @@ def test_a_dim_spray_is_not_blank() -> None:
     image = np.zeros((480, 640, 3), np.uint8)
     cv2.fillConvexPoly(image, np.array([[320, 100], [250, 300], [390, 300]]), (30, 30, 30))
     assert not is_blank(image)
+
+
+@pytest.mark.parametrize(
+    ("image", "starts"),
+    [
+        (np.round(scene(40)).astype(np.uint8), "f.png: under-exposed (the brightest 0.2 % "),
+        (np.zeros((48, 64, 3), np.uint8), "f.png: under-exposed (the brightest 0.2 % "),
+        (np.full((48, 64, 3), 255, np.uint8), "f.png: a flat frame (its brightness spans "),
+        (np.full((48, 64), 128, np.uint8), "f.png: a flat frame (its brightness spans "),
+        (np.round(scene(220)).astype(np.uint8), None),
+    ],
+    ids=["dim", "black", "white", "grey", "lit"],
+)
+def test_a_frame_that_may_hide_spray_says_so(image: np.ndarray, starts: str | None) -> None:
+    """Dark and flat frames get one line naming the file (no plume there does not mean no
+    spray); a lit scene gets none. A black frame is dark first: its level is the advice."""
+    note = exposure_note(image, "f.png")
+    if starts is None:
+        assert note is None
+    else:
+        assert note.startswith(starts) and "no plume here does not mean no spray" in note
