@@ -195,14 +195,14 @@ class OpenAlarm:
 
 
 # what an operator must act on until its counterpart comes: a nozzle out of spec, a camera
-# too dark to trust (keyed by source and nozzle id, None for the camera's own)
-OPENS = frozenset({EventKind.ALARM_RAISED, EventKind.UNDER_EXPOSED})
+# too dark or too flat to trust (keyed by source and nozzle id, None for the camera's own)
+OPENS = frozenset({EventKind.ALARM_RAISED, EventKind.UNDER_EXPOSED, EventKind.FLAT_FRAMES})
 CLOSES = frozenset({EventKind.ALARM_CLEARED, EventKind.EXPOSURE_RESTORED})
 
 
 def open_alarms(events: Iterable[dict[str, Any]]) -> list[OpenAlarm]:
     """Alarms raised and not cleared since, per (source, nozzle), oldest first; a camera
-    under-exposed and not lit again since is one too (nozzle None).
+    under-exposed or flat and not exposed again since is one too (nozzle None).
 
     events: /events rows, oldest first. Pass the events since the daemon started: its
     alarm state lives in memory, so alarms from before a restart are void.

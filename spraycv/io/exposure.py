@@ -152,16 +152,31 @@ BLANK_PERCENTILES = (0.5, 99.99)  # a spray on 1 pixel in 10,000 is not nothing;
 BLANK_PIXELS = 1 << 18  # a larger frame is judged on every n-th row and column, about this many
 
 
+def brightness_span(image: np.ndarray) -> float | None:
+    """Grey levels between the BLANK_PERCENTILES of an 8-bit (H, W[, C]) frame's brightness
+    (a larger frame judged on every n-th row and column); None for any other."""
+    if image.dtype != np.uint8 or image.size == 0:
+        return None
+    step = max(1, int(math.sqrt(image.shape[0] * image.shape[1] / BLANK_PIXELS)))
+    low, high = integer_percentiles(brightness(image[::step, ::step]), BLANK_PERCENTILES)
+    return float(high) - float(low)
+
+
 def is_blank(image: np.ndarray) -> bool:
     """Whether an 8-bit (H, W[, C]) frame is flat: its brightness spans fewer than BLANK_SPAN
     grey levels between its BLANK_PERCENTILES (a capped lens, a dead or saturated sensor).
     No spray can be seen on it, and the network, never trained on flat frames, would draw
     one over most of it (66 % of a black frame)."""
-    if image.dtype != np.uint8 or image.size == 0:
-        return False
-    step = max(1, int(math.sqrt(image.shape[0] * image.shape[1] / BLANK_PIXELS)))
-    low, high = integer_percentiles(brightness(image[::step, ::step]), BLANK_PERCENTILES)
-    return float(high) - float(low) < BLANK_SPAN
+    span = brightness_span(image)
+    return span is not None and span < BLANK_SPAN
+
+
+def flat_text() -> str:
+    """What a flat frame means for its readings (one phrase for every place that says it)."""
+    return (
+        f"a flat frame (its brightness spans fewer than {BLANK_SPAN:.0f} grey levels: a "
+        "covered lens, a saturated or dead sensor)"
+    )
 
 
 def under_exposed_level(image: np.ndarray, exposure: Exposure | None = None) -> float | None:
@@ -195,11 +210,7 @@ def exposure_note(image: np.ndarray, name: str) -> str | None:
             "raise the exposure or gain"
         )
     if is_blank(image):
-        return (
-            f"{name}: a flat frame (its brightness spans fewer than {BLANK_SPAN:.0f} grey "
-            "levels: a covered lens, a saturated or dead sensor), so no plume here does not "
-            "mean no spray; check the camera"
-        )
+        return f"{name}: {flat_text()}, so no plume here does not mean no spray; check the camera"
     return None
 
 

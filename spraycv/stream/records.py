@@ -27,6 +27,7 @@ class EventKind(ValueEnum):
     SOURCE_LOST = "source_lost"
     SOURCE_CONNECTED = "source_connected"
     UNDER_EXPOSED = "under_exposed"  # a source's frames too dark to trust "no plume"
+    FLAT_FRAMES = "flat_frames"  # a source's frames flat (a covered lens, a saturated sensor)
     EXPOSURE_RESTORED = "exposure_restored"
 
 

@@ -16,7 +16,7 @@ import numpy as np
 
 from spraycv.config.daemon import DaemonConfig, SourceConfig
 from spraycv.geometry import ConeMeasurement, MeasureHints
-from spraycv.io.exposure import bright_level
+from spraycv.io.exposure import bright_level, brightness_span
 from spraycv.measure import Measurer
 from spraycv.redact import redact_credentials
 from spraycv.refine.stage import Refiner
@@ -33,7 +33,9 @@ from spraycv.viz.overlay import draw_overlay
 
 log = logging.getLogger("spraycv.stream.worker")
 # Events an operator must act on are logged as warnings, the others as information.
-WARNING_EVENTS = frozenset({EventKind.ALARM_RAISED, EventKind.SOURCE_LOST, EventKind.UNDER_EXPOSED})
+WARNING_EVENTS = frozenset(
+    {EventKind.ALARM_RAISED, EventKind.SOURCE_LOST, EventKind.UNDER_EXPOSED, EventKind.FLAT_FRAMES}
+)
 
 
 @dataclass(frozen=True)
@@ -224,7 +226,7 @@ class InferenceWorker(threading.Thread):
 
     def _watch_exposure(self, frame: Frame) -> None:
         level = bright_level(frame.image)
-        change = self.exposure.update(frame.source, level)
+        change = self.exposure.update(frame.source, level, brightness_span(frame.image))
         if change is not None and level is not None:
             message = ExposureWatch.message(change, level)
             self._emit(Event(frame.time, frame.source, change, message=message))

@@ -203,6 +203,35 @@ def test_a_camera_turning_dark_raises_one_event_and_lit_again_ends_it(
     assert event["source"] == "cam" and "plumes may be missed" in event["message"]
 
 
+def test_a_covered_or_saturated_camera_raises_one_flat_frames_event(
+    daemon_config, shipped_predictor
+) -> None:
+    """The camera's frames turn flat white (sun on the sensor, a wet lens): one flat_frames
+    event (no plume there does not mean no spray), and one exposure_restored after."""
+    flat = {"on": False}
+    white = cv2.imencode(".jpg", np.full((240, 320, 3), 255, np.uint8))[1].tobytes()
+    server = MjpegServer(lambda i: white if flat["on"] else jpeg((240, 320), 40), fps=20)
+    cfg = daemon_config([{"name": "cam", "url": server.url}])
+    daemon = Daemon(cfg, shipped_predictor).start()
+
+    def exposure_events() -> list[dict]:
+        kinds = ("under_exposed", "flat_frames", "exposure_restored")
+        return [e for e in StoreReader(cfg.store.path).events() if e["kind"] in kinds]
+
+    try:
+        wait_for(lambda: inferred(daemon) >= 3, what="frames of a scene")
+        flat["on"] = True
+        wait_for(lambda: len(exposure_events()) == 1, what="a flat_frames event")
+        flat["on"] = False
+        wait_for(lambda: len(exposure_events()) == 2, what="an exposure_restored event")
+    finally:
+        daemon.stop()
+        server.close()
+    events = exposure_events()
+    assert [e["kind"] for e in events] == ["flat_frames", "exposure_restored"]
+    assert events[0]["source"] == "cam" and "check the camera" in events[0]["message"]
+
+
 @pytest.mark.parametrize(
     ("weights", "message"),
     [
