@@ -128,6 +128,10 @@ class TrainConfig(StrictModel):
     # fine-tuning: the mask channel pulled towards what `init_weights` outputs averaged over
     # views of each batch (a test-time average learnt into one pass). None: off
     view_distill: ViewDistillConfig | None = None
+    # frames of these render styles (their labels.jsonl `style`) learn the truth alone: the
+    # terms against the starting model (apex_distill, view_distill) leave them out, so a
+    # look it reads wrongly is not held to it (experiments row 197)
+    untaught_styles: list[str] = Field(default_factory=list)
     device: Literal["auto", "cpu", "cuda"] = "auto"
     # CPU threads for torch (None: torch's default); 1 avoids thrashing on a shared machine
     threads: int | None = Field(None, ge=1)
@@ -143,6 +147,8 @@ class TrainConfig(StrictModel):
             raise ValueError(
                 "view_distill learns a trained model's average over views: it needs init_weights"
             )
+        if self.untaught_styles and self.apex_distill is None and self.view_distill is None:
+            raise ValueError("untaught_styles needs a teacher (apex_distill or view_distill)")
         return self
 
     @field_validator("precision", mode="before")

@@ -30,7 +30,8 @@ class SprayDataset(Dataset):
     Items:
         (image (3, H, W) float32, mask (1, H, W) float32 in {0, 1}, or in [0, 1] with
         `soft_masks`, where edge pixels hold their coverage), plus the sample id
-        as a third element when `return_id` is true.
+        as a third element when `return_id` is true, or with `taught` (one bool per sample:
+        whether a teacher's terms count on it) that sample's mark as a () bool tensor.
     """
 
     def __init__(
@@ -42,8 +43,12 @@ class SprayDataset(Dataset):
         std: Sequence[float] = IMAGENET_STD,
         return_id: bool = False,
         soft_masks: bool = False,
+        taught: Sequence[bool] | None = None,
     ) -> None:
+        if taught is not None and (return_id or len(taught) != len(samples)):
+            raise ValueError("taught marks every sample once, and not beside return_id")
         self.samples = list(samples)
+        self.taught = None if taught is None else list(taught)
         self.soft_masks = soft_masks
         self.transform = transform
         self.mean = np.asarray(mean, dtype=np.float32) * 255.0
@@ -59,6 +64,7 @@ class SprayDataset(Dataset):
         train: bool,
         return_id: bool = False,
         seed: int | None = None,
+        taught: Sequence[bool] | None = None,
     ) -> SprayDataset:
         """Dataset with the training (random) or eval transform of `cfg`."""
         transform = build_train_transform(cfg, seed) if train else build_eval_transform(cfg)
@@ -69,6 +75,7 @@ class SprayDataset(Dataset):
             std=cfg.std,
             return_id=return_id,
             soft_masks=cfg.soft_masks,
+            taught=taught,
         )
 
     def __len__(self) -> int:
@@ -76,7 +83,11 @@ class SprayDataset(Dataset):
 
     def __getitem__(
         self, index: int
-    ) -> tuple[torch.Tensor, torch.Tensor] | tuple[torch.Tensor, torch.Tensor, str]:
+    ) -> (
+        tuple[torch.Tensor, torch.Tensor]
+        | tuple[torch.Tensor, torch.Tensor, str]
+        | tuple[torch.Tensor, torch.Tensor, torch.Tensor]
+    ):
         sample = self.samples[index]
         image, mask = sample.load()
         image = cv2.cvtColor(image, cv2.COLOR_BGR2RGB)
@@ -90,4 +101,6 @@ class SprayDataset(Dataset):
         image_t = torch.from_numpy(np.ascontiguousarray(image.transpose(2, 0, 1), np.float32))
         mask = np.clip(mask, 0.0, 1.0) if self.soft_masks else (mask > 0)
         mask_t = torch.from_numpy(np.ascontiguousarray(mask[None], np.float32))
+        if self.taught is not None:
+            return image_t, mask_t, torch.tensor(self.taught[index])
         return (image_t, mask_t, sample.id) if self.return_id else (image_t, mask_t)

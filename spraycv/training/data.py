@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import json
 import math
 import random
 from dataclasses import dataclass, replace
+from pathlib import Path
 
 import numpy as np
 import torch
@@ -46,10 +48,30 @@ def make_splits(cfg: TrainConfig) -> Splits:
 
 
 def make_datasets(cfg: TrainConfig, splits: Splits) -> tuple[SprayDataset, SprayDataset]:
-    """The augmented training set and the plain validation set."""
-    train = SprayDataset.from_config(splits.train, cfg.data, train=True, seed=cfg.seed)
+    """The augmented training set (each item marked taught or not where the run leaves
+    styles untaught) and the plain validation set."""
+    taught = None
+    if cfg.untaught_styles:
+        styles = rendered_styles(cfg.train_data)
+        untaught = set(cfg.untaught_styles)
+        taught = [styles.get(s.image_path.resolve()) not in untaught for s in splits.train]
+    train = SprayDataset.from_config(splits.train, cfg.data, train=True, seed=cfg.seed,
+                                     taught=taught)  # fmt: skip
     val = SprayDataset.from_config(splits.val, cfg.data, train=False)
     return train, val
+
+
+def rendered_styles(folders: list[Path]) -> dict[Path, str | None]:
+    """The render style of each image of rendered sets (their labels.jsonl; None: the
+    standard look), by the image's resolved path; folders without labels give none."""
+    styles: dict[Path, str | None] = {}
+    for folder in map(Path, folders):
+        labels = folder / "labels.jsonl"
+        if not labels.is_file():
+            continue
+        for record in map(json.loads, filter(None, labels.read_text().splitlines())):
+            styles[(folder / record["image"]).resolve()] = record.get("style")
+    return styles
 
 
 def steps_per_epoch(cfg: TrainConfig, loader_len: int) -> int:

@@ -290,8 +290,11 @@ class _Run:
             teacher=_teacher(cfg, device, initial_state),
         )  # fmt: skip
 
-    def step(self, images: torch.Tensor, masks: torch.Tensor) -> float:
-        """One optimiser step on a batch; its loss."""
+    def step(
+        self, images: torch.Tensor, masks: torch.Tensor, taught: torch.Tensor | None = None
+    ) -> float:
+        """One optimiser step on a batch; its loss. taught: (N,) bool, the rows the
+        teacher's terms count on (None: all)."""
         cfg, device = self.cfg, self.device
         images = images.to(device, non_blocking=True)
         masks = masks.to(device, non_blocking=True)
@@ -301,7 +304,7 @@ class _Run:
             logits = self.model(images)
         loss = self.loss_fn(logits, masks)
         if self.teacher is not None:
-            loss = loss + self.teacher_loss(images, logits)
+            loss = loss + self.taught_loss(images, logits, taught)
         self.optimizer.zero_grad(set_to_none=True)
         self.scaler.scale(loss).backward()
         if cfg.optim.grad_clip is not None:
@@ -311,6 +314,18 @@ class _Run:
         self.scaler.update()
         self.scheduler.step()
         return float(loss.detach())
+
+    def taught_loss(
+        self, images: torch.Tensor, logits: torch.Tensor, taught: torch.Tensor | None
+    ) -> torch.Tensor:
+        """`teacher_loss` on the rows `taught` marks (None: all); a batch without one gives
+        a zero that still reaches every parameter (DDP expects each one's gradient)."""
+        if taught is None:
+            return self.teacher_loss(images, logits)
+        rows = taught.to(logits.device)
+        if not bool(rows.any()):
+            return 0.0 * self.teacher_loss(images[:1], logits[:1])
+        return self.teacher_loss(images[rows], logits[rows])
 
     def teacher_loss(self, images: torch.Tensor, logits: torch.Tensor) -> torch.Tensor:
         """The losses against the frozen starting model: its apex heatmap kept, and its mask
@@ -341,10 +356,10 @@ class _Run:
             leave=False,
         )
         loss_sum, seen, tic = 0.0, 0, time.monotonic()
-        for step, (images, masks) in enumerate(bar):
+        for step, (images, masks, *taught) in enumerate(bar):
             if step >= self.steps_per_epoch:
                 break
-            loss_sum += self.step(images, masks) * len(images)
+            loss_sum += self.step(images, masks, *taught) * len(images)
             seen += len(images)
             bar.set_postfix(loss=f"{loss_sum / seen:.4f}")
         return {

@@ -2,6 +2,7 @@ from __future__ import annotations
 
 import csv
 import json
+import shutil
 from pathlib import Path
 
 import pytest
@@ -232,6 +233,58 @@ def test_view_distill_learns_the_mirror_average(wedge_data: Path, tmp_path: Path
         "kept": _mirror_gap(kept.run_dir / "last.safetensors", images),
     }
     assert gap["kept"] < 0.5 * min(gap["start"], gap["plain"]), gap
+
+
+def _styled_copy(data: Path, root: Path, style_of) -> Path:
+    """A copy of a mask folder with a labels.jsonl naming each image's render style."""
+    shutil.copytree(data, root)
+    images = sorted((root / "images").iterdir())
+    lines = [json.dumps({"image": f"images/{p.name}", "style": style_of(i)})
+             for i, p in enumerate(images)]  # fmt: skip
+    (root / "labels.jsonl").write_text("\n".join(lines) + "\n")
+    return root
+
+
+def test_untaught_styles_leave_their_frames_to_the_truth(wedge_data: Path, tmp_path: Path):
+    """A view_distill fine-tune whose every frame is of an untaught style trains exactly as
+    one without a teacher; naming another style, the teacher counts again. (Unet: no
+    dropout, so building the teacher's copy leaves the run's random stream as it was.)"""
+    unet = "model.arch=Unet"
+    first = train(tiny_config(wedge_data, tmp_path, unet, "epochs=1", "name=first"), False)
+    data = _styled_copy(wedge_data, tmp_path / "styled", lambda i: "translucent_sheet")
+    tune = (unet, "epochs=2", "optim.lr=0.002", "freeze_batchnorm=true", "loss.dice_weight=0.1",
+            f"init_weights={first.best_weights}")  # fmt: skip
+    runs = {
+        name: train(tiny_config(data, tmp_path, f"name={name}", *tune, *extra), False)
+        for name, extra in {
+            "plain": (),
+            "untaught": ("view_distill.weight=5", "untaught_styles=[translucent_sheet]"),
+            "taught": ("view_distill.weight=5", "untaught_styles=[outdoor_sun]"),
+        }.items()
+    }
+    weights = {n: load_checkpoint(r.run_dir / "last.safetensors")[0].state_dict()
+               for n, r in runs.items()}  # fmt: skip
+    same = [torch.equal(weights["plain"][k], weights["untaught"][k]) for k in weights["plain"]]
+    moved = [torch.equal(weights["plain"][k], weights["taught"][k]) for k in weights["plain"]]
+    assert all(same) and not all(moved)
+
+
+def test_a_training_set_marks_the_frames_of_untaught_styles(wedge_data: Path, tmp_path: Path):
+    from spraycv.training.data import make_datasets, make_splits
+
+    data = _styled_copy(wedge_data, tmp_path / "styled", lambda i: "sheet" if i % 3 else None)
+    cfg = tiny_config(data, tmp_path, f"val_data={wedge_data}", f"init_weights={data}",
+                      "view_distill.weight=1", "untaught_styles=[sheet]")  # fmt: skip
+    splits = make_splits(cfg)
+    train_set, val_set = make_datasets(cfg, splits)
+    marks = [bool(train_set[i][2]) for i in range(len(train_set))]
+    assert marks == [int(s.image_path.stem) % 3 == 0 for s in splits.train]
+    assert len(val_set[0]) == 2  # validation items carry no marks
+
+
+def test_untaught_styles_need_a_teacher() -> None:
+    with pytest.raises(ValueError, match="untaught_styles needs a teacher"):
+        load_config(TrainConfig, None, ["untaught_styles=[translucent_sheet]"])
 
 
 def test_view_distill_needs_a_start_and_positive_scales() -> None:
