@@ -95,6 +95,10 @@ class RefinerTrainConfig(StrictModel):
     # the teacher reads wrongly is not pulled towards it (experiments row 195); every other
     # crop, those without a plume too, keeps the teacher beside the truth
     untaught_styles: list[str] = Field(default_factory=list)
+    # the crop loss's soft Dice in the distillation too (row 161); false: its weighted BCE
+    # alone, least where the student's probabilities equal the teacher's, so that a teacher
+    # holds what it reads (row 195: with the Dice, a run drifted from its teacher)
+    distill_dice: bool = True
 
     @model_validator(mode="after")
     def _teacher(self) -> RefinerTrainConfig:

@@ -23,6 +23,14 @@ def _spatial_cross_entropy(logits: torch.Tensor, target_logits: torch.Tensor) ->
 
 def crop_loss(logits: torch.Tensor, truth: torch.Tensor, band_weight: float) -> torch.Tensor:
     """BCE weighted up on the boundary in the near-orifice band, plus soft Dice."""
+    prob = torch.sigmoid(logits)
+    dice = 1 - (2 * (prob * truth).sum() + 1) / (prob.sum() + truth.sum() + 1)
+    return band_bce(logits, truth, band_weight) + dice
+
+
+def band_bce(logits: torch.Tensor, truth: torch.Tensor, band_weight: float) -> torch.Tensor:
+    """`crop_loss`'s BCE alone, weighted up on the boundary in the near-orifice band: against
+    soft targets it is least where the probabilities equal them (a soft Dice is not)."""
     size = truth.shape[-1]
     rows = torch.arange(size, dtype=torch.float32)
     lo, hi = (crop_row(f, (size, size)) for f in BAND_ROWS)
@@ -31,9 +39,7 @@ def crop_loss(logits: torch.Tensor, truth: torch.Tensor, band_weight: float) -> 
     edge = F.max_pool2d(truth, EDGE_WINDOW, 1, pad) + F.max_pool2d(-truth, EDGE_WINDOW, 1, pad)
     weight = 1.0 + band_weight * edge * in_band
     bce = F.binary_cross_entropy_with_logits(logits, truth, reduction="none")
-    prob = torch.sigmoid(logits)
-    dice = 1 - (2 * (prob * truth).sum() + 1) / (prob.sum() + truth.sum() + 1)
-    return (bce * weight).sum() / weight.sum() + dice
+    return (bce * weight).sum() / weight.sum()
 
 
 def apex_loss(logits: torch.Tensor, apex: torch.Tensor, sigma: float) -> torch.Tensor:
@@ -87,7 +93,8 @@ def _distill_loss(
     probabilities, and its apex softmax where both have an apex channel."""
     loss = torch.zeros(())
     if not cfg.apex_only:
-        loss = crop_loss(logits[:, :1], torch.sigmoid(teacher[:, :1]), cfg.band_weight)
+        mask_loss = crop_loss if cfg.distill_dice else band_bce
+        loss = mask_loss(logits[:, :1], torch.sigmoid(teacher[:, :1]), cfg.band_weight)
     if cfg.apex_weight > 0 and teacher.shape[1] > 1:
         loss = loss + cfg.apex_weight * distill_apex_loss(logits[:, 1], teacher[:, 1])
     return loss

@@ -236,6 +236,25 @@ def test_a_batch_marks_the_crops_of_untaught_styles(frames: Path):
     assert 0 < sum(expected) < len(expected)
 
 
+@pytest.mark.parametrize(("distill_dice", "still"), [(False, True), (True, False)])
+def test_a_student_equal_to_its_teacher_stays_there_without_the_dice(distill_dice, still):
+    """The distillation's gradient where the student's logits are the teacher's: zero with
+    the weighted BCE alone, not zero with the soft Dice beside it (it sharpens)."""
+    from spraycv.refine.losses import batch_loss
+
+    teacher = _logits(6) * 3
+    student = teacher.clone().requires_grad_(True)
+    cfg = RefinerTrainConfig(teacher_weights="t.safetensors", distill_weight=1.0,
+                             distill_dice=distill_dice, apex_weight=0.1,
+                             model={"arch": "Unet", "encoder": "tu-tf_mobilenetv3_small_100",
+                                    "apex_head": True})  # fmt: skip
+    truth, apexes = torch.zeros(2, 1, 16, 16), torch.full((2, 2), float("nan"))
+    taught = batch_loss(student, truth, apexes, cfg, teacher)
+    plain = batch_loss(student, truth, apexes, cfg)
+    (gradient,) = torch.autograd.grad(taught - plain, student)
+    assert (float(gradient.abs().max()) < 1e-7) is still
+
+
 def test_untaught_styles_need_a_teacher():
     with pytest.raises(ValueError, match="untaught_styles needs a teacher"):
         RefinerTrainConfig(untaught_styles=["translucent_sheet"])
