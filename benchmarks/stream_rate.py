@@ -7,7 +7,7 @@ experiments row 196).
 
 `spraycv bench` reports the median frame's latency. A stream's rate is set by its mean frame
 instead, and the frames that take tiles or hold many plumes are in the mean, not the median
-(docs/experiments.md, row 156). Both modes read the same measurements; the script checks it.
+(docs/experiments.md, row 156). Every mode reads the same measurements; the script checks it.
 
 Usage: python benchmarks/stream_rate.py --model M.onnx [--frames 60] [--rounds 2] [--threads 2]
        [--processes 2]
