@@ -1,6 +1,6 @@
 """benchmarks/stream_rate.py: the daemon's two stages (the model on one thread, the reading of
 the frame before on another) read a stream as one frame at a time does, in order; the
-script prints both rates."""
+script prints every mode's rate."""
 
 from __future__ import annotations
 
@@ -33,12 +33,15 @@ def test_the_two_stages_read_every_frame_as_one_at_a_time_does_in_order(stream_r
 
 
 def test_prints_each_mode_s_rate():
+    """Every mode's rate, frames in flight in two worker processes among them, and that they
+    all read the same angles."""
     out = subprocess.run(
         [sys.executable, str(script_path("stream_rate", "benchmarks")), "--model",
-         str(SHIPPED_MODEL), "--frames", "4", "--rounds", "1", "--threads", "1"],
+         str(SHIPPED_MODEL), "--frames", "4", "--rounds", "1", "--threads", "2",
+         "--processes", "2"],
         capture_output=True, text=True, check=True, cwd=REPO,
     ).stdout  # fmt: skip
     assert "4 frames of 3 nozzles" in out
-    for mode in ("one at a time", "two stages (daemon)"):
+    for mode in ("one at a time", "two stages (daemon)", "2 processes x 1 threads"):
         assert float(re.search(rf"\| {re.escape(mode)} \| ([\d.]+) \|", out).group(1)) > 0
-    assert "both modes read the same angles" in out
+    assert "every mode reads the same angles" in out
