@@ -17,7 +17,7 @@ import numpy as np
 from spraycv.config.daemon import DaemonConfig, SourceConfig
 from spraycv.geometry import ConeMeasurement, MeasureHints
 from spraycv.io.exposure import bright_level, brightness_span
-from spraycv.measure import Measurer
+from spraycv.measure import Measurer, saw_nothing
 from spraycv.redact import redact_credentials
 from spraycv.refine.stage import Refiner
 from spraycv.runtime.predictor import Predictor, Segmentation
@@ -222,11 +222,14 @@ class InferenceWorker(threading.Thread):
             self.latest[frame.source] = latest
         for nozzle_id, angle, kind in alarms:
             self._alarm(latest, nozzle_id, angle, kind)
-        self._watch_exposure(frame)
+        self._watch_exposure(frame, saw_nothing(reading))
 
-    def _watch_exposure(self, frame: Frame) -> None:
+    def _watch_exposure(self, frame: Frame, nothing_seen: bool) -> None:
         level = bright_level(frame.image)
-        change = self.exposure.update(frame.source, level, brightness_span(frame.image))
+        # a frame that read anything is not flat (flat frames never reach the network): the
+        # span (about 1 ms a frame) is taken only where nothing was seen
+        span = brightness_span(frame.image) if nothing_seen else None
+        change = self.exposure.update(frame.source, level, span)
         if change is not None and level is not None:
             message = ExposureWatch.message(change, level)
             self._emit(Event(frame.time, frame.source, change, message=message))
