@@ -101,7 +101,7 @@ for upload in uploads:
 
 if results:
     table = analyse.measurement_table(results, rule)
-    st.subheader(f"{len(table)} cone(s) in {len(results)} image(s)")
+    st.subheader(f"{sum(r.cones for r in results)} cone(s) in {len(results)} image(s)")
     if rule is not None:
         st.caption(spec_summary(rule, table["spec_status"]), help=SPEC_HELP)
     st.dataframe(table, hide_index=True, key="analyse_table")

@@ -18,7 +18,7 @@ from spraycv.io import images
 from spraycv.io.exposure import exposure_note
 from spraycv.io.images import IMAGE_SUFFIXES, ImageReadError, inspect_image
 from spraycv.io.video import VIDEO_SUFFIXES, Video, VideoReadError, open_video
-from spraycv.measure import Measurer, as_measurer
+from spraycv.measure import Measurer, as_measurer, is_no_plume
 from spraycv.paths import SAMPLES_DIR
 from spraycv.spec import check_reading
 from spraycv.viz.overlay import bgr_to_rgb_inplace, draw_overlay
@@ -155,6 +155,11 @@ class Analysed:
         """The annotated picture, RGB for st.image."""
         bgr = draw_overlay(self.image, self.mask, self.measurements)
         return bgr_to_rgb_inplace(bgr)  # no second 60 MB copy of a 20 MP photo
+
+    @property
+    def cones(self) -> int:
+        """The plumes read, trusted or not (a frame's "no plume" reading is none)."""
+        return sum(not is_no_plume(m) for m in self.measurements)
 
     @property
     def angles_text(self) -> str:

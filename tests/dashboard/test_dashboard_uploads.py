@@ -6,6 +6,7 @@ import io
 import shutil
 from pathlib import Path
 
+import numpy as np
 import pytest
 from dashboard_support import SAMPLE_VIDEO, sample_images
 from ffmpeg_camera import lavfi_video
@@ -107,6 +108,21 @@ def test_the_limits_come_from_the_environment(monkeypatch) -> None:
     assert settings.load_settings(env).max_pixels == 30_000_000
     command = dashboard_command(8501, env)
     assert command[command.index("--server.maxUploadSize") + 1] == "6"  # whole MB, rounded up
+
+
+def test_a_flat_upload_counts_no_cone_and_says_why() -> None:
+    """A white frame: its one "no plume" reading is no cone, and a warning names the file;
+    on the bundled sample every reading is a cone."""
+    import cv2
+
+    data = cv2.imencode(".png", np.full((120, 160, 3), 255, np.uint8))[1].tobytes()
+    flat = analyse.analyse_upload(analyse.Upload("white.png", "image", data), segment_classical)
+    assert [r.cones for r in flat.results] == [0] and len(flat.results[0].measurements) == 1
+    (warning,) = flat.warnings
+    assert warning.startswith("white.png: a flat frame (its brightness spans fewer than 8 ")
+    lit = analyse.analyse_upload(analyse.load_sample(SAMPLE), segment_classical)
+    (result,) = lit.results
+    assert result.cones == len(result.measurements) >= 1
 
 
 def test_an_under_exposed_upload_is_measured_with_one_warning() -> None:
