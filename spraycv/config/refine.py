@@ -86,6 +86,10 @@ class RefinerTrainConfig(StrictModel):
     # train all but the segmentation's encoder (weights and BatchNorm statistics): a new look
     # learnt by the decoder, with less drift of the looks the encoder already reads well
     freeze_encoder: bool = False
+    # every BatchNorm layer in eval mode: the starting refiner's statistics, batch statistics
+    # kept out of training (the weights still train), as the network's fine-tunes that held
+    # their teacher had them (`TrainConfig.freeze_batchnorm`; experiments rows 197 and 200)
+    freeze_batchnorm: bool = False
     # a frozen refiner (a checkpoint) whose crop probabilities, and apex channel where both
     # have one, the run also learns, weighed by `distill_weight` beside the truth's loss:
     # knowledge distillation into a smaller network (experiments row 161); None: none

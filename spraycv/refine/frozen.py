@@ -5,6 +5,7 @@ from __future__ import annotations
 from torch import nn
 
 from spraycv.config.refine import RefinerTrainConfig
+from spraycv.models.batchnorm import freeze_batchnorm
 
 
 def frozen_modules(model: nn.Module, cfg: RefinerTrainConfig) -> list[nn.Module]:
@@ -24,7 +25,9 @@ def trained_parameters(model: nn.Module, cfg: RefinerTrainConfig) -> list[nn.Par
 
 def train_mode(model: nn.Module, cfg: RefinerTrainConfig) -> None:
     """Training mode, but the frozen modules stay in eval mode: their BatchNorm statistics
-    are not updated either."""
+    are not updated either; with `freeze_batchnorm`, no BatchNorm layer's are."""
     model.train()
     for module in frozen_modules(model, cfg):
         module.eval()
+    if cfg.freeze_batchnorm:
+        freeze_batchnorm(model)

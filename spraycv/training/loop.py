@@ -20,6 +20,7 @@ from tqdm import tqdm
 from spraycv.config.apex_head import ApexHeadConfig
 from spraycv.config.loader import dump_config
 from spraycv.config.train import ModelConfig, TrainConfig, ViewDistillConfig
+from spraycv.models.batchnorm import freeze_batchnorm
 from spraycv.models.registry import count_parameters, create_model
 from spraycv.runtime.processing import ModelIO
 from spraycv.training import data as run_data
@@ -65,13 +66,6 @@ def pick_device(name: str, info: DistInfo) -> torch.device:
             raise ValueError("device cuda requested but no CUDA GPU is available")
         return torch.device("cuda", info.local_rank)
     return torch.device("cpu")
-
-
-def freeze_batchnorm(model: nn.Module) -> None:
-    """Put BatchNorm layers in eval mode: batch statistics no longer enter training."""
-    for module in model.modules():
-        if isinstance(module, nn.modules.batchnorm._BatchNorm):
-            module.eval()
 
 
 def carried_runtime(cfg: TrainConfig) -> dict[str, float | None]:
