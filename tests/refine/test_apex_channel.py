@@ -154,10 +154,9 @@ FROZEN_RUNS = [  # (the run's flag, the prefixes of every weight or statistic it
 ]
 
 
-@pytest.mark.parametrize(("flag", "movable"), FROZEN_RUNS)
-def test_a_run_leaves_its_frozen_modules_as_they_were(frames: Path, tmp_path: Path, flag, movable):
-    """`apex_only` / `freeze_encoder`: after training, every frozen weight and BatchNorm
-    statistic is the starting refiner's, and the rest has moved."""
+def moved_by_a_run(frames: Path, tmp_path: Path, **flag) -> set[str]:
+    """The weights and statistics that 3 steps of a run with `flag` move, from a refiner
+    trained one step."""
     model = {"arch": "Unet", "encoder": "tu-tf_mobilenetv3_small_100", "apex_head": True,
              "apex_fine": True, "kwargs": {"decoder_channels": [64, 32, 16, 16, 16]}}  # fmt: skip
     base = dict(train_data=frames, val_data=frames, crop_size=SIZE, batch_size=2,
@@ -169,7 +168,14 @@ def test_a_run_leaves_its_frozen_modules_as_they_were(frames: Path, tmp_path: Pa
     after = train_refiner(run, **quiet)
     (first, _), (second, _) = load_checkpoint(start.last), load_checkpoint(after.last)
     before, now = first.state_dict(), second.state_dict()
-    moved = {k for k in before if not torch.equal(before[k], now[k])}
+    return {k for k in before if not torch.equal(before[k], now[k])}
+
+
+@pytest.mark.parametrize(("flag", "movable"), FROZEN_RUNS)
+def test_a_run_leaves_its_frozen_modules_as_they_were(frames: Path, tmp_path: Path, flag, movable):
+    """`apex_only` / `freeze_encoder`: after training, every frozen weight and BatchNorm
+    statistic is the starting refiner's, and the rest has moved."""
+    moved = moved_by_a_run(frames, tmp_path, **flag)
     assert moved and all(k.startswith(movable) for k in moved)
     assert all(any(k.startswith(prefix) for k in moved) for prefix in movable)  # all trained
 
@@ -177,21 +183,7 @@ def test_a_run_leaves_its_frozen_modules_as_they_were(frames: Path, tmp_path: Pa
 def test_a_run_with_frozen_batchnorm_keeps_every_statistic(frames: Path, tmp_path: Path):
     """`freeze_batchnorm`: every BatchNorm statistic is the starting refiner's after training,
     while the weights, the encoder's too, have moved."""
-    model = {"arch": "Unet", "encoder": "tu-tf_mobilenetv3_small_100", "apex_head": True,
-             "apex_fine": True, "kwargs": {"decoder_channels": [64, 32, 16, 16, 16]}}  # fmt: skip
-    base = dict(train_data=frames, val_data=frames, crop_size=SIZE, batch_size=2,
-                warmup_steps=0, val_crops=10, checkpoint_every_s=1e9, out_dir=tmp_path,
-                mine_weights=None, model=model, apex_weight=0.1)  # fmt: skip
-    quiet = {"log": lambda _: None}
-    start = train_refiner(RefinerTrainConfig(name="s", init_weights=None, steps=1, **base), **quiet)
-    run = RefinerTrainConfig(name="b", init_weights=start.last, steps=3, lr=0.01,
-                             freeze_batchnorm=True, **base)  # fmt: skip
-    (first, _), (second, _) = (
-        load_checkpoint(start.last),
-        load_checkpoint(train_refiner(run, **quiet).last),
-    )
-    before, now = first.state_dict(), second.state_dict()
-    moved = {k for k in before if not torch.equal(before[k], now[k])}
+    moved = moved_by_a_run(frames, tmp_path, freeze_batchnorm=True)
     statistics = ("running_mean", "running_var", "num_batches_tracked")
     assert not any(k.endswith(statistics) for k in moved)
     assert any(k.startswith("net.encoder.") for k in moved)
