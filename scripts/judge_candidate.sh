@@ -8,7 +8,9 @@
 # files), so that a later candidate reuses them and a new shipped file is measured afresh.
 # Render the sets first: bash scripts/render_eval_sets.sh. JOBS=1 runs one evaluation at a
 # time (default 2, one thread each: about 11 minutes a pipeline on two cores).
-# Writes runs/compare_BASE_NAME.txt; exits as compare_heldout.py does.
+# A .safetensors candidate is judged as it would ship, in float16 (the shipped files' precision:
+# a float32 checkpoint's readings differ on a few frames, experiments row 201), from a copy in
+# runs/judge/NAME/. Writes runs/compare_BASE_NAME.txt; exits as compare_heldout.py does.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 shipped_weights=weights/default.safetensors shipped_refiner=weights/default.refiner.safetensors
@@ -35,12 +37,26 @@ evaluate() {  # NAME WEIGHTS REFINER: each set not yet measured, and the third d
   fi
 }
 
+as_shipped() {  # FILE OUT: OUT is FILE in float16 (a .safetensors checkpoint; else FILE)
+  case $1 in
+    *.safetensors) .venv/bin/python -c 'import sys, torch
+from pathlib import Path
+from spraycv.training.checkpoint import load_checkpoint, save_checkpoint
+model, meta = load_checkpoint(Path(sys.argv[1]))
+save_checkpoint(Path(sys.argv[2]), model, dict(meta), torch.float16)' "$1" "$2" && echo "$2" ;;
+    *) echo "$1" ;;
+  esac
+}
+
 evaluate "$base" "$shipped_weights" "$shipped_refiner"
 [ $# -gt 0 ] || { echo "the shipped pipeline: runs/eval/${base}_*"; exit 0; }
 [ $# -eq 3 ] || { echo "usage: $0 NAME WEIGHTS|- REFINER|-" >&2; exit 2; }
 name=$1 weights=$2 refiner=$3
 [ "$weights" != - ] || weights=$shipped_weights
 [ "$refiner" != - ] || refiner=$shipped_refiner
+mkdir -p "runs/judge/$name"
+weights=$(as_shipped "$weights" "runs/judge/$name/model.safetensors")
+refiner=$(as_shipped "$refiner" "runs/judge/$name/model.refiner.safetensors")
 evaluate "$name" "$weights" "$refiner"
 for who in "$base" "$name"; do
   [ -f "runs/eval/${who}_photo/metrics.json" ] && echo "third drawer, $who: $(cat "runs/eval/${who}_photo/metrics.json")"
