@@ -22,7 +22,7 @@ from pathlib import Path
 
 import torch
 
-from spraycv.training.checkpoint import load_checkpoint, save_checkpoint
+from spraycv.training.checkpoint import SHIPPED_DTYPE, load_checkpoint, save_checkpoint
 
 
 def average_state(
@@ -71,7 +71,7 @@ def main() -> None:
     if args.only:
         sidecar["averaged_only"] = list(args.only)
     args.out.parent.mkdir(parents=True, exist_ok=True)
-    save_checkpoint(args.out, model, sidecar, dtype=torch.float16)
+    save_checkpoint(args.out, model, sidecar, dtype=SHIPPED_DTYPE)
     print(f"mean of {len(args.weights)} checkpoints -> {args.out}")
 
 

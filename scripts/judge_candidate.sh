@@ -37,13 +37,11 @@ evaluate() {  # NAME WEIGHTS REFINER: each set not yet measured, and the third d
   fi
 }
 
-as_shipped() {  # FILE OUT: OUT is FILE in float16 (a .safetensors checkpoint; else FILE)
+as_shipped() {  # FILE OUT: OUT is FILE in the shipped precision (a .safetensors; else FILE)
   case $1 in
-    *.safetensors) .venv/bin/python -c 'import sys, torch
-from pathlib import Path
-from spraycv.training.checkpoint import load_checkpoint, save_checkpoint
-model, meta = load_checkpoint(Path(sys.argv[1]))
-save_checkpoint(Path(sys.argv[2]), model, dict(meta), torch.float16)' "$1" "$2" && echo "$2" ;;
+    *.safetensors) .venv/bin/python -c 'import sys; from pathlib import Path
+from spraycv.training.checkpoint import copy_as_shipped
+print(copy_as_shipped(Path(sys.argv[1]), Path(sys.argv[2])))' "$1" "$2" ;;
     *) echo "$1" ;;
   esac
 }

@@ -15,15 +15,13 @@ import argparse
 import json
 from pathlib import Path
 
-import torch
-
 from spraycv.evaluation.heldout import evaluate_dataset, read_records
 from spraycv.evaluation.latency import median_latency_ms
 from spraycv.export.exporter import export_shipped
 from spraycv.io.images import read_image
 from spraycv.paths import SHIPPED_CHECKPOINT, WEIGHTS_DIR
 from spraycv.runtime.predictor import TorchPredictor
-from spraycv.training.checkpoint import save_checkpoint
+from spraycv.training.checkpoint import SHIPPED_DTYPE, round_to_shipped, save_checkpoint
 
 CARD = (Path(__file__).parent / "model_card_template.md").read_text()
 CHANGELOG = "## Changelog, newest first"
@@ -76,6 +74,7 @@ def main() -> None:
     ap.add_argument("--init", default="random (offline; no pretrained weights)")
     args = ap.parse_args()
     predictor = TorchPredictor(args.weights)
+    round_to_shipped(predictor.model)  # the figures are those of the file that ships
     results = {"heldout": evaluate_dataset(predictor, args.heldout).summary()}
     if args.unseen:
         results["heldout_unseen"] = evaluate_dataset(predictor, args.unseen).summary()
@@ -85,7 +84,7 @@ def main() -> None:
     meta.pop("format", None)
     meta["heldout_metrics"] = results
     meta["cpu_latency_ms"] = latency
-    out = save_checkpoint(SHIPPED_CHECKPOINT, predictor.model, meta, torch.float16)
+    out = save_checkpoint(SHIPPED_CHECKPOINT, predictor.model, meta, SHIPPED_DTYPE)
     model, train_cfg = meta["model"], meta["train_config"]
     card = CARD.format(
         arch=model["arch"],

@@ -16,12 +16,10 @@ import argparse
 import json
 from pathlib import Path
 
-import torch
-
 from spraycv.export.exporter import export_shipped
 from spraycv.formats import refiner_companion
 from spraycv.paths import default_checkpoint
-from spraycv.training.checkpoint import load_checkpoint, save_checkpoint
+from spraycv.training.checkpoint import SHIPPED_DTYPE, load_checkpoint, save_checkpoint
 
 
 def main() -> None:
@@ -34,7 +32,7 @@ def main() -> None:
     evaluated = {str(p.parent.name): json.loads(p.read_text()) for p in args.metrics}
     sidecar = {**meta, "shipped_from": str(args.weights), "heldout_figures": evaluated}
     out = refiner_companion(default_checkpoint())
-    save_checkpoint(out, model, sidecar, dtype=torch.float16)
+    save_checkpoint(out, model, sidecar, dtype=SHIPPED_DTYPE)
     print(f"shipped {args.weights} (step {meta.get('step')}) -> {out}")
     export_shipped()  # the default ONNX pipeline gets the new refiner too
 

@@ -16,6 +16,10 @@ from spraycv.formats import CHECKPOINT
 from spraycv.io.sidecar import read_json_sidecar
 
 SIDECAR_FORMAT = "spraycv-checkpoint/1"
+# the precision of the weights that ship (weights/): half the size, and a float32 checkpoint
+# reads a few frames differently from its shipped copy (experiments row 201), so a model is
+# judged in it too (`round_to_shipped`, `copy_as_shipped`)
+SHIPPED_DTYPE = torch.float16
 
 
 class CheckpointError(ValueError):
@@ -141,3 +145,19 @@ def upgrade_checkpoint(weights: Path, out: Path | None = None) -> str | None:
         raise CheckpointError(f"{weights}: mixed float dtypes {sorted(map(str, dtypes))}")
     save_checkpoint(out or weights, model, meta, dtypes.pop())
     return old
+
+
+def round_to_shipped(model: nn.Module) -> nn.Module:
+    """`model` (in place) with every floating weight and buffer rounded to SHIPPED_DTYPE and
+    back: it then reads as its shipped file, loaded in float32, will."""
+    with torch.no_grad():
+        for tensor in [*model.parameters(), *model.buffers()]:
+            if tensor.is_floating_point():
+                tensor.copy_(tensor.to(SHIPPED_DTYPE))
+    return model
+
+
+def copy_as_shipped(weights: Path, out: Path) -> Path:
+    """A copy of a checkpoint and its sidecar at `out`, in SHIPPED_DTYPE."""
+    model, meta = load_checkpoint(weights)
+    return save_checkpoint(out, model, dict(meta), SHIPPED_DTYPE)

@@ -81,3 +81,23 @@ def test_the_script_averages_real_checkpoints(tmp_path: Path) -> None:
     key = next(k for k, v in state.items() if v.is_floating_point() and v.abs().max() > 0)
     assert torch.allclose(soup[key].float(), 1.5 * state[key].float(), rtol=2e-3, atol=1e-4)
     assert out.with_suffix(".json").is_file()
+
+
+def test_a_model_rounded_to_the_shipped_precision_is_its_shipped_copy(tiny_checkpoint, tmp_path):
+    """`round_to_shipped` in memory equals `copy_as_shipped` on disk (loaded in float32), and
+    both differ from the float32 weights: what is judged is what ships."""
+    from spraycv.training.checkpoint import (
+        SHIPPED_DTYPE,
+        copy_as_shipped,
+        load_checkpoint,
+        read_sidecar,
+        round_to_shipped,
+    )
+
+    weights, _, _ = tiny_checkpoint(tmp_path)
+    copy = copy_as_shipped(weights, tmp_path / "shipped" / "m.safetensors")
+    (full, _), (shipped, _) = load_checkpoint(weights), load_checkpoint(copy)
+    rounded = round_to_shipped(load_checkpoint(weights)[0]).state_dict()
+    assert all(torch.equal(rounded[k], v) for k, v in shipped.state_dict().items())
+    assert any(not torch.equal(v, rounded[k]) for k, v in full.state_dict().items())
+    assert read_sidecar(copy)["weights_dtype"] == str(SHIPPED_DTYPE).removeprefix("torch.")
