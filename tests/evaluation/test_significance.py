@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import numpy as np
 import pytest
 from repo_scripts import load_script
 
@@ -46,7 +47,7 @@ def test_the_ship_rule_holds_its_family_wise_rate_where_one_z_beyond_2_did_not()
     the rule refuses or ships about 5 % of them; a single z beyond 2 refused most."""
     null = load_script("ship_rule_null", "benchmarks")
     rule = null.load_rule()
-    rng = null.np.random.default_rng(7)
+    rng = np.random.default_rng(7)
     counts = [0, 0, 0, 0]
     for _ in range(400):
         z = rng.standard_normal((3, len(rule.PAIRED_SETS)))
