@@ -12,7 +12,7 @@ share of the length the refiner locates the apex on; `apex_band=none`: free side
 `apex_from=edges|channel|mean` (the apex the sides are pinned to, with a refiner
 that has an apex channel), `refiner=PATH`, or any GeometryConfig field
 (`apex_prior_px=10`, a nested one with a dot: `mask_shape.enabled=false`, the mask as
-segmented); `base` is the shipped pipeline.
+segmented; `none` sets None); `base` is the shipped pipeline.
 `--by-style` adds, under each variant, its figures for each renderer style of the set (a
 mixed set's weak look is otherwise lost in its mean).
 
@@ -79,7 +79,7 @@ def variant(base: Measurer, spec: str) -> Measurer:
         node = fields
         for parent in parents:
             node = node.setdefault(parent, {})
-        node[name] = {"true": True, "false": False}.get(value.lower(), value)
+        node[name] = {"true": True, "false": False, "none": None}.get(value.lower(), value)
     return replace(base, config=GeometryConfig.model_validate(fields), refiner=refiner)
 
 

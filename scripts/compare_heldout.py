@@ -7,10 +7,12 @@ angle set the paired change of the angle error over the nozzles both pipelines r
 frames.jsonl). A candidate may ship only when it breaks no bound that the shipped pipeline
 holds (rows 35, 41 and 42 of docs/experiments.md were better on the angle and broke the hard
 set's false-plume bound), is significantly worse on no angle set (the paired change of the
-angle error) and finds significantly fewer nozzles on none (McNemar's statistic over the true
-nozzles that one pipeline finds and the other misses), and is significantly better on at least
-one set by either measure. "Significantly" is family-wise: Holm's step-down test at
-FAMILY_ALPHA over every test of one direction (three per set, 17 sets). A z beyond 2 on any
+angle error), finds significantly fewer nozzles on none (McNemar's statistic over the true
+nozzles that one pipeline finds and the other misses), trusts significantly more readings far
+off over all the sets (McNemar's statistic over the nozzles whose trusted reading is more than
+WRONG_DEG off in one run only; row 203), and is significantly better by one of these measures.
+"Significantly" is family-wise: Holm's step-down test at FAMILY_ALPHA over every test of one
+direction (three per set, 17 sets, and the pooled one). A z beyond 2 on any
 one test, the rule until row 199, refused about two thirds of candidates that change nothing
 and shipped a fifth of them (`python benchmarks/ship_rule_null.py`). The halves of the
 included angle (left and right of the axis: the spray's symmetry) are paired and judged as the
@@ -88,6 +90,8 @@ POOLED_SHOWN = (
     "angle_mae_deg", "angle_median_deg", "angle_p95_deg", "iou", "frames_with_missed_frac",
     "frames_with_extra_frac",
 )  # fmt: skip
+WRONG_DEG = 10.0  # a trusted reading further off than this is confidently wrong: a user acts
+# on the number the pipeline trusts (row 203's candidate trusted more of them than it fixed)
 FAMILY_ALPHA = 0.05  # the chance that a candidate that changes nothing is called worse
 # (or better) on some set: Holm's test over all of a direction's tests holds it at this
 # (spraycv.evaluation.significance)
@@ -119,6 +123,48 @@ class FoundChange:
         """McNemar's statistic (normal approximation); < 0: the candidate finds more."""
         n = self.gained + self.lost
         return (self.lost - self.gained) / math.sqrt(n) if n else 0.0
+
+
+@dataclass(frozen=True)
+class WrongChange:
+    """True nozzles whose trusted reading is confidently wrong (more than WRONG_DEG off) in
+    the candidate's run only (new), and in the shipped pipeline's only (fixed)."""
+
+    new: int
+    fixed: int
+
+    @property
+    def z(self) -> float:
+        """McNemar's statistic (normal approximation); > 0: the candidate is wrong more."""
+        n = self.new + self.fixed
+        return (self.new - self.fixed) / math.sqrt(n) if n else 0.0
+
+
+def confidently_wrong(frames_jsonl: Path) -> set[tuple[str, int]]:
+    """The nozzles whose trusted included-angle reading is more than WRONG_DEG off."""
+    return {k for k, error in nozzle_errors(frames_jsonl).items() if error > WRONG_DEG}
+
+
+def read_wrong(runs: Path, names: tuple[str, str]) -> dict[str, tuple[int, int, WrongChange]]:
+    """Per paired set both runs have frames of: how many nozzles each run reads confidently
+    wrong, and the change."""
+    out = {}
+    for set_name in PAIRED_SETS:
+        paths = [runs / f"{name}_{set_name}" / "frames.jsonl" for name in names]
+        if all(p.is_file() for p in paths):
+            shipped, candidate = (confidently_wrong(p) for p in paths)
+            change = WrongChange(len(candidate - shipped), len(shipped - candidate))
+            out[set_name] = (len(shipped), len(candidate), change)
+    return out
+
+
+def pooled_wrong(per_set: dict[str, tuple[int, int, WrongChange]]) -> WrongChange | None:
+    """The sets' changes summed (one test: a few such readings a set are too few to judge
+    set by set); None without sets."""
+    if not per_set:
+        return None
+    changes = [change for _, _, change in per_set.values()]
+    return WrongChange(sum(c.new for c in changes), sum(c.fixed for c in changes))
 
 
 def nozzles_found(frames_jsonl: Path) -> dict[str, set[int]]:
@@ -225,11 +271,13 @@ def verdict(
     paired: dict[str, PairedChange],
     found: dict[str, FoundChange] | None = None,
     halves: dict[str, PairedChange] | None = None,
+    wrong: WrongChange | None = None,
 ) -> tuple[bool, list[str]]:
     """Whether the candidate may ship, and why not: each bound it breaks that the shipped
     pipeline holds, each set it reads significantly worse (the included angle or its halves)
-    or finds significantly fewer nozzles on, and no set it reads better or finds more nozzles
-    on (row 83: a change that finds nozzles and reads them as well is better too)."""
+    or finds significantly fewer nozzles on, significantly more confidently wrong readings
+    over all sets (`wrong`), and no gain of any of these kinds (row 83: a change that finds
+    nozzles and reads them as well is better too)."""
     found, halves = found or {}, halves or {}
     before, after = held(shipped), held(candidate)
     reasons = [f"breaks {what}" for what in before if before[what] and not after[what]]
@@ -240,13 +288,16 @@ def verdict(
            c.z) for k, c in halves.items()),
         *((f"finds fewer nozzles on {k} ({c.gained} gained, {c.lost} lost, z {c.z:+.1f})", c.z)
           for k, c in found.items()),
+        *((f"trusts more readings over {WRONG_DEG:g} deg off ({wrong.new} new, {wrong.fixed} "
+           f"fixed, z {wrong.z:+.1f})", wrong.z) for _ in [wrong] if wrong is not None),
     ]  # fmt: skip
     zs = [z for _, z in tests]
     worse = holm(zs, FAMILY_ALPHA)
     reasons += [why for (why, _), w in zip(tests, worse, strict=True) if w]
     if not any(holm([-z for z in zs], FAMILY_ALPHA)):
         reasons.append(
-            "better on no angle set, and finds no more nozzles, by Holm's test at "
+            "better on no angle set, finds no more nozzles and trusts no fewer wrong "
+            "readings, by Holm's test at "
             f"{FAMILY_ALPHA:g} over {len(zs)} test{'' if len(zs) == 1 else 's'}"
         )
     return not reasons, reasons
@@ -260,9 +311,10 @@ def report(
     found: dict[str, FoundChange] | None = None,
     pooled: tuple[dict, dict] | None = None,
     halves: dict[str, PairedChange] | None = None,
+    wrong: dict[str, tuple[int, int, WrongChange]] | None = None,
 ) -> str:
-    """The side-by-side table, the bounds, the paired changes, the pooled draws (shown, not
-    judged) and the verdict, as Markdown."""
+    """The side-by-side table, the bounds, the paired changes, the confidently wrong
+    readings, the pooled draws (shown, not judged) and the verdict, as Markdown."""
     rows = [f"| set | figure | {names[0]} | {names[1]} | change |", "|---|---|---|---|---|"]
     for set_name, key in SHOWN:
         a, b = shipped[set_name][key], candidate[set_name][key]
@@ -279,12 +331,14 @@ def report(
     rows += ["", "| set | nozzles found by the candidate only | by the shipped only | z |"]
     rows += ["|---|---|---|---|"]
     rows += [f"| {k} | {c.gained} | {c.lost} | {c.z:+.1f} |" for k, c in (found or {}).items()]
+    rows += wrong_rows(wrong or {}, names)
     if pooled is not None:
         rows += ["", f"| pooled over {', '.join(POOLED_SETS)} | " + " | ".join(names) + " |"]
         rows += ["|---|---|---|"]
         rows += [f"| {k} | {pooled[0][k]:.4g} | {pooled[1][k]:.4g} |" for k in POOLED_SHOWN]
-    ok, reasons = verdict(shipped, candidate, paired, found, halves)
-    m = len(paired) + len(halves or {}) + len(found or {})
+    wrong_all = pooled_wrong(wrong or {})
+    ok, reasons = verdict(shipped, candidate, paired, found, halves, wrong_all)
+    m = len(paired) + len(halves or {}) + len(found or {}) + (wrong_all is not None)
     rows += [
         "",
         f"Holm's test at {FAMILY_ALPHA:g} over the {m} tests of each direction: a change "
@@ -293,6 +347,19 @@ def report(
         f"{names[1]} may ship" if ok else f"{names[1]} may not ship: " + "; ".join(reasons),
     ]
     return "\n".join(rows)
+
+
+def wrong_rows(wrong: dict[str, tuple[int, int, WrongChange]], names: tuple[str, str]) -> list[str]:
+    """The table of confidently wrong readings per set, and their pooled test."""
+    total = pooled_wrong(wrong)
+    if total is None:
+        return []
+    rows = ["", f"| set | trusted readings over {WRONG_DEG:g} deg off: {names[0]} | {names[1]} "
+            "| new | fixed |", "|---|---|---|---|---|"]  # fmt: skip
+    rows += [f"| {k} | {a} | {b} | {c.new} | {c.fixed} |" for k, (a, b, c) in wrong.items()]
+    a, b = (sum(v[i] for v in wrong.values()) for i in (0, 1))
+    rows.append(f"| all (one test, z {total.z:+.1f}) | {a} | {b} | {total.new} | {total.fixed} |")
+    return rows
 
 
 def _mark(holds: bool) -> str:
@@ -314,10 +381,12 @@ def main() -> int:
         return 2
     names = (args.shipped, args.candidate)
     paired, found, halves = read_paired(args.runs, names)
+    wrong = read_wrong(args.runs, names)
     both = tuple(read_pooled(args.runs, n) for n in names)
     pooled = both if all(both) else None
-    print(report(shipped, candidate, paired, names, found, pooled, halves))
-    return 0 if verdict(shipped, candidate, paired, found, halves)[0] else 1
+    print(report(shipped, candidate, paired, names, found, pooled, halves, wrong))
+    ok, _ = verdict(shipped, candidate, paired, found, halves, pooled_wrong(wrong))
+    return 0 if ok else 1
 
 
 if __name__ == "__main__":

@@ -31,7 +31,8 @@ SHIPPED = {  # the shipped pipeline's figures of 2026-12-01 (S3f), rounded
 def no_gain(tests: int) -> str:
     """The reason a candidate better on nothing is refused, over this many tests."""
     return (
-        "better on no angle set, and finds no more nozzles, by Holm's test at 0.05 over "
+        "better on no angle set, finds no more nozzles and trusts no fewer wrong readings, "
+        "by Holm's test at 0.05 over "
         f"{tests} test{'' if tests == 1 else 's'}"
     )
 
@@ -106,12 +107,24 @@ CASES += [  # one direction's tests are judged together (Holm, row 199)
 ]  # fmt: skip
 
 
+CASES += [  # confidently wrong readings, pooled over the sets as one test (row 203)
+    ("better angles, many more readings far off", changed(heldout__angle_mae_deg=1.47),
+     {**BETTER, "wrong": compare.WrongChange(20, 2)}, False,
+     ["trusts more readings over 10 deg off (20 new, 2 fixed, z +3.8)"]),
+    ("a few more readings far off (chance)", changed(heldout__angle_mae_deg=1.47),
+     {**BETTER, "wrong": compare.WrongChange(14, 8)}, True, []),
+    ("fewer readings far off, the angles as well", SHIPPED,
+     {**NOISE, "wrong": compare.WrongChange(0, 12)}, True, []),
+]  # fmt: skip
+
+
 @pytest.mark.parametrize(("candidate", "paired", "may_ship", "reasons"), [c[1:] for c in CASES],
                          ids=[c[0] for c in CASES])  # fmt: skip
 def test_verdict(candidate: dict, paired: dict, may_ship: bool, reasons: list[str]) -> None:
     angles = {k: c for k, c in paired.items() if isinstance(c, compare.PairedChange)}
     found = {k: c for k, c in paired.items() if isinstance(c, compare.FoundChange)}
-    assert compare.verdict(SHIPPED, candidate, angles, found) == (may_ship, reasons)
+    wrong = paired.get("wrong")
+    assert compare.verdict(SHIPPED, candidate, angles, found, None, wrong) == (may_ship, reasons)
 
 
 HALVES_BETTER = {"independent": compare.PairedChange(-0.59, 0.055, 309)}  # row 160, z -10.7
@@ -149,6 +162,27 @@ def test_the_paired_change_is_over_the_nozzles_both_read(shipped, candidate, exp
     assert (change.mean, change.se, change.n) == pytest.approx(expected)
 
 
+@pytest.mark.parametrize(("shipped", "candidate", "new", "fixed"), [
+    ([("a", 0), ("b", 1)], [("b", 1), ("c", 0)], 1, 1),
+    ([], [("a", 0), ("a", 1)], 2, 0),
+])  # fmt: skip
+def test_confidently_wrong_readings_are_paired_by_nozzle(tmp_path, shipped, candidate, new, fixed):
+    for name, wrong in (("SHIP", shipped), ("CAND", candidate)):
+        (tmp_path / f"{name}_heldout").mkdir()
+        frames = [{"id": f, "nozzles": [{"gt_index": i, "included_error_deg": 30.0 * (i + 1),
+                                          "unreliable": ""}]} for f, i in wrong]  # fmt: skip
+        frames += [{"id": "z", "nozzles": [{"gt_index": 0, "included_error_deg": 9.9,
+                                            "unreliable": ""}, {"gt_index": 1,
+                                            "included_error_deg": 40.0,
+                                            "unreliable": "poor_fit"}]}]  # fmt: skip
+        lines = "\n".join(json.dumps(f) for f in frames)
+        (tmp_path / f"{name}_heldout" / "frames.jsonl").write_text(lines + "\n")
+    per_set = compare.read_wrong(tmp_path, ("SHIP", "CAND"))
+    assert per_set == {"heldout": (len(shipped), len(candidate), compare.WrongChange(new, fixed))}
+    assert compare.pooled_wrong(per_set) == compare.WrongChange(new, fixed)
+    assert compare.pooled_wrong({}) is None
+
+
 def write_run(runs: Path, name: str, figures: dict, errors: list[float]) -> None:
     """metrics.json of each set, and the standard set's frames.jsonl: one nozzle per frame
     with the given included-angle errors (the last one unreliable: never paired)."""
@@ -174,7 +208,8 @@ BETTER_ERRORS = [0.5, -1.0, 0.5, 0.2, -0.5, 1.0, 0.0]  # each nozzle read better
     (changed(heldout__angle_mae_deg=1.47), BETTER_ERRORS, 0, "CAND may ship"),
     (changed(heldout_hard__frames_with_extra_frac=0.02), SHIPPED_ERRORS, 1,
      "CAND may not ship: breaks hard false plumes <= 1 %; "
-     "better on no angle set, and finds no more nozzles, by Holm's test at 0.05 over 3 tests"),
+     "better on no angle set, finds no more nozzles and trusts no fewer wrong readings, by "
+     "Holm's test at 0.05 over 4 tests"),
     (None, [], 2, ""),
 ])  # fmt: skip
 def test_the_script_reads_the_runs_and_exits_with_its_verdict(
@@ -194,6 +229,9 @@ def test_the_script_reads_the_runs_and_exits_with_its_verdict(
     assert "| heldout | 6 |" in done.stdout  # the unreliable nozzle is not paired
     halves = done.stdout.split("half-angle error change")[1]
     assert "| heldout | 6 |" in halves  # the halves are paired as the included angle is
+    wrong = done.stdout.split("trusted readings over 10 deg off")[1]
+    assert "| heldout | 0 | 0 | 0 | 0 |" in wrong  # 9.0 deg off is not far off; the last
+    # nozzle is flagged
 
 
 def _frame(frame_id: str, error: float, missed: int) -> str:
