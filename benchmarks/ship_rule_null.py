@@ -2,9 +2,8 @@
 changes nothing: every paired test's z drawn from N(0, 1), as many tests as a full judgement
 has (the included angle, its halves and the nozzles found on each of the 17 paired sets, and
 the confidently wrong readings over all of them), the included angle's and the halves' z on
-one set correlated by rho. The verdict is the script's
-own `verdict`, with every bound held by both pipelines; the rule before row 199 (a single z
-beyond 2 counts) is shown beside it.
+one set correlated by rho. The verdict is the script's own `verdict`, with every bound held
+by both pipelines; the rule before row 199 (a single z beyond 2 counts) is shown beside it.
 
 Usage: python benchmarks/ship_rule_null.py [--draws 20000] [--rho 0 0.5 0.9]
 """
