@@ -37,7 +37,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from spraycv.evaluation.heldout import FrameResult, summarise
-from spraycv.evaluation.significance import first_z, holm
+from spraycv.evaluation.significance import first_z, holm, mcnemar_z
 
 Figures = dict[str, dict[str, float]]  # set -> metrics.json
 Errors = dict[tuple[str, int], float]  # (frame id, true nozzle) -> absolute angle error, deg
@@ -120,9 +120,8 @@ class FoundChange:
 
     @property
     def z(self) -> float:
-        """McNemar's statistic (normal approximation); < 0: the candidate finds more."""
-        n = self.gained + self.lost
-        return (self.lost - self.gained) / math.sqrt(n) if n else 0.0
+        """McNemar's statistic; < 0: the candidate finds more."""
+        return mcnemar_z(self.lost, self.gained)
 
 
 @dataclass(frozen=True)
@@ -135,9 +134,8 @@ class WrongChange:
 
     @property
     def z(self) -> float:
-        """McNemar's statistic (normal approximation); > 0: the candidate is wrong more."""
-        n = self.new + self.fixed
-        return (self.new - self.fixed) / math.sqrt(n) if n else 0.0
+        """McNemar's statistic; > 0: the candidate is wrong more."""
+        return mcnemar_z(self.new, self.fixed)
 
 
 def confidently_wrong(frames_jsonl: Path) -> set[tuple[str, int]]:

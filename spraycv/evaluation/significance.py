@@ -40,3 +40,11 @@ def holm(zs: Sequence[float], alpha: float) -> list[bool]:
 def first_z(m: int, alpha: float) -> float:
     """The z that the strongest of m tests must reach for Holm's procedure to call any."""
     return NormalDist().inv_cdf(1.0 - alpha / max(m, 1))
+
+
+def mcnemar_z(worse: int, better: int) -> float:
+    """McNemar's statistic (normal approximation) of the discordant pairs of a paired count:
+    the cases only the candidate gets wrong (`worse`) against those only the shipped one
+    does (`better`); > 0: the candidate is worse, 0 without discordant pairs."""
+    n = worse + better
+    return (worse - better) / math.sqrt(n) if n else 0.0

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 from repo_scripts import load_script
 
-from spraycv.evaluation.significance import first_z, holm, one_sided_p
+from spraycv.evaluation.significance import first_z, holm, mcnemar_z, one_sided_p
 
 HOLM_CASES = [  # z statistics, alpha, which are significant
     ("one test at 5 %", [1.7], 0.05, [True]),
@@ -32,6 +32,13 @@ def test_holm(zs: list[float], alpha: float, expected: list[bool]) -> None:
                                       (3.0902323, 0.001)])  # fmt: skip
 def test_one_sided_p(z: float, p: float) -> None:
     assert one_sided_p(z) == pytest.approx(p, abs=1e-7)
+
+
+@pytest.mark.parametrize(("worse", "better", "z"), [
+    (20, 2, 18 / 22**0.5), (2, 20, -(18 / 22**0.5)), (5, 5, 0.0), (0, 0, 0.0), (4, 0, 2.0),
+])  # fmt: skip
+def test_mcnemar_z(worse: int, better: int, z: float) -> None:
+    assert mcnemar_z(worse, better) == pytest.approx(z)
 
 
 @pytest.mark.parametrize(("m", "z"), [(1, 1.6449), (3, 2.1280), (51, 3.0962)])
