@@ -286,9 +286,10 @@ def verdict(
            c.z) for k, c in halves.items()),
         *((f"finds fewer nozzles on {k} ({c.gained} gained, {c.lost} lost, z {c.z:+.1f})", c.z)
           for k, c in found.items()),
-        *((f"trusts more readings over {WRONG_DEG:g} deg off ({wrong.new} new, {wrong.fixed} "
-           f"fixed, z {wrong.z:+.1f})", wrong.z) for _ in [wrong] if wrong is not None),
     ]  # fmt: skip
+    if wrong is not None:
+        tests.append((f"trusts more readings over {WRONG_DEG:g} deg off ({wrong.new} new, "
+                      f"{wrong.fixed} fixed, z {wrong.z:+.1f})", wrong.z))  # fmt: skip
     zs = [z for _, z in tests]
     worse = holm(zs, FAMILY_ALPHA)
     reasons += [why for (why, _), w in zip(tests, worse, strict=True) if w]

@@ -11,6 +11,14 @@ import torch
 from repo_scripts import load_script, script_path
 from safetensors.torch import load_file, save_file
 
+from spraycv.training.checkpoint import (
+    SHIPPED_DTYPE,
+    copy_as_shipped,
+    load_checkpoint,
+    read_sidecar,
+    round_to_shipped,
+)
+
 SCRIPT = script_path("average_weights")
 
 
@@ -86,14 +94,6 @@ def test_the_script_averages_real_checkpoints(tmp_path: Path) -> None:
 def test_a_model_rounded_to_the_shipped_precision_is_its_shipped_copy(tiny_checkpoint, tmp_path):
     """`round_to_shipped` in memory equals `copy_as_shipped` on disk (loaded in float32), and
     both differ from the float32 weights: what is judged is what ships."""
-    from spraycv.training.checkpoint import (
-        SHIPPED_DTYPE,
-        copy_as_shipped,
-        load_checkpoint,
-        read_sidecar,
-        round_to_shipped,
-    )
-
     weights, _, _ = tiny_checkpoint(tmp_path)
     copy = copy_as_shipped(weights, tmp_path / "shipped" / "m.safetensors")
     (full, _), (shipped, _) = load_checkpoint(weights), load_checkpoint(copy)
