@@ -9,11 +9,14 @@ nozzles point the same way), and the refiner reads it as it re-reads any plume. 
 is kept only when the confidence step trusts it, it is a new plume (not one already read),
 and the mask holds spray on its core, or a blob of spray in its wedge that no reliable plume
 explains (a weak or clogged nozzle's sparse spray next to its orifice can escape the coarse
-mask, which keeps only a blob further along); it then replaces any reading of the same plume from
-elsewhere (a crotch): one reading per nozzle; but not, where the crop was posed like one
-plume alone, when the mask holds spray just outside one of its sides (read too narrow, like a
-narrower neighbour). Frames without a reliable plume are left alone: with nothing to pose a
-crop on, a peak on a lit part would be read as a plume.
+mask, which keeps only a blob further along); it then replaces any reading of the same plume
+from elsewhere (a crotch): one reading per nozzle. Where that plume's trusted reading sits at a
+peak of its own, the new peak is the nozzle's body behind the orifice (the third drawer's
+back-lit booms: experiments row 210), and the trusted reading stays. Nor is the
+new reading kept where the crop was posed like one plume alone and the mask holds spray just
+outside one of its sides (read too narrow, like a narrower neighbour). Frames without a
+reliable plume are left alone: with nothing to pose a crop on, a peak on a lit part would be
+read as a plume.
 """
 
 from __future__ import annotations
@@ -57,6 +60,12 @@ def near_apex_of(point: np.ndarray, m: ConeMeasurement) -> bool:
         return False
     length = m.length_px if math.isfinite(m.length_px) else 0.0
     return math.dist(point, m.apex) < max(EXPLAINED_PX, EXPLAINED_FRAC * length)
+
+
+def at_a_peak(m: ConeMeasurement, peaks: np.ndarray) -> bool:
+    """Whether `m`'s apex lies at one of the (K, 2) apex-head peaks (`near_apex_of`): `m`
+    was read from an orifice, not from a crotch further down its plume."""
+    return any(near_apex_of(point, m) for point in np.asarray(peaks).reshape(-1, 2))
 
 
 def in_wedge(
@@ -237,7 +246,10 @@ def recover_missed(
             continue  # no spray in the mask where it reads a plume
         if len(reliable) == 1 and flank_cover(mask, read) > MAX_FLANK_COVER:
             continue  # posed like one plume alone, and read too narrow: a side in spray
-        out = [m for m in out if not same_plume(read, m)] + [read]
+        rivals = [m for m in out if same_plume(read, m)]
+        if any(m.reliable and at_a_peak(m, apexes) for m in rivals):
+            continue  # read already from its own orifice's peak: this peak is its body's
+        out = [m for m in out if not any(m is r for r in rivals)] + [read]
         recovered += 1
     if not recovered:
         return out

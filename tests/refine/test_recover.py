@@ -130,6 +130,56 @@ def test_a_reading_of_the_same_plume_from_elsewhere_is_replaced() -> None:
     assert after[2].included_angle_deg == pytest.approx(24.0, abs=0.5)
 
 
+class ReadsNarrowWhereItIsPosed:
+    """A refiner stand-in that reads each seed where it is posed, 11 deg a side, with full
+    crop support: as the shipped refiner read the third drawer's nozzle bodies (photo
+    000148: the refined apex moved too far to be taken, so the lines were pinned at the
+    body, 0.3 L behind the orifice, and read the plume narrow)."""
+
+    def refine_with_support(self, image, seeds, hints=None):
+        narrow = {"half_angle_left_deg": 11.0, "half_angle_right_deg": 11.0}
+        read = [dataclasses.replace(s, included_angle_deg=22.0, **narrow) for s in seeds]
+        return read, [1.0] * len(seeds)
+
+
+def trusted(m: ConeMeasurement, crop: float = math.nan) -> ConeMeasurement:
+    return dataclasses.replace(m, confidence=0.9, unreliable="")
+
+
+BODY_BOOM = [WedgeSpec((x, 150.0), 0.0, 25.0, 25.0, 200.0) for x in (80.0, 200.0, 320.0)]
+BODY = (320.0, 90.0)  # 60 px behind the third orifice
+CROTCH = ConeMeasurement(
+    index=2, apex=(320.0, 190.0), axis=(0.0, 1.0), length_px=160.0, half_angle_left_deg=20.0,
+    half_angle_right_deg=20.0, included_angle_deg=40.0, confidence=0.9,
+)  # fmt: skip
+BODY_CASES = [  # the third plume's reading, the peaks, and whether that reading stays
+    ("at the orifice's peak, a body peak behind it", None, [BODY, (320.0, 150.0)], True),
+    ("at an orifice without a peak, a body peak behind it", None, [BODY], False),
+    ("at a crotch 40 px down the plume from its peak", CROTCH, [(320.0, 150.0)], False),
+]
+
+
+@pytest.mark.parametrize(("name", "third", "peaks", "stays"), BODY_CASES,
+                         ids=[c[0] for c in BODY_CASES])  # fmt: skip
+def test_a_trusted_reading_at_its_own_peak_is_not_read_again_from_behind(
+    name: str, third: ConeMeasurement | None, peaks: list, stays: bool
+) -> None:
+    """The apex head marks a nozzle's body as well as the orifice below it (the third
+    drawer's back-lit booms). A plume trusted at its orifice's own peak stays as read, and no
+    second reading from the body is added; a reading without a peak at its apex (a crotch)
+    gives way to the one recovered behind it."""
+    mask = drawn(BODY_BOOM)
+    readings = [trusted(m) for m in measure_cones(mask)]
+    readings[2] = readings[2] if third is None else third
+    after = recover_missed(
+        as_image(mask), mask, np.array(peaks, dtype=np.float64), readings,
+        ReadsNarrowWhereItIsPosed(), trusted,
+    )  # fmt: skip
+    assert len(after) == 3 and after[:2] == readings[:2]
+    assert (after[2] == readings[2]) is stays
+    assert after[2].has(QualityFlag.FROM_APEX_PEAK) is not stays
+
+
 def test_flank_cover_tells_a_plume_read_too_narrow() -> None:
     """Just outside the sides of a plume read right the mask has no spray; a reading too
     narrow, or turned, has one side inside the spray (a crop posed like a narrower plume)."""
