@@ -159,10 +159,10 @@ BODY_CASES = [  # the third plume's reading, the peaks, and whether that reading
 ]
 
 
-@pytest.mark.parametrize(("name", "third", "peaks", "stays"), BODY_CASES,
+@pytest.mark.parametrize(("third", "peaks", "stays"), [c[1:] for c in BODY_CASES],
                          ids=[c[0] for c in BODY_CASES])  # fmt: skip
 def test_a_trusted_reading_at_its_own_peak_is_not_read_again_from_behind(
-    name: str, third: ConeMeasurement | None, peaks: list, stays: bool
+    third: ConeMeasurement | None, peaks: list, stays: bool
 ) -> None:
     """The apex head marks a nozzle's body as well as the orifice below it (the third
     drawer's back-lit booms). A plume trusted at its orifice's own peak stays as read, and no
