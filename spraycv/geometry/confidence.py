@@ -4,10 +4,10 @@ turned into a confidence in [0, 1] and, below a threshold, the reasons it is unr
 A reading is a plume only if its boundaries are straight (fit residuals), visible in the
 image as an edge between spray and background (edge contrast), issue from where a nozzle is
 (apex-head support, apex inside the image), open away from the apex (widening, both sides
-ahead of the orifice, one on each side of the axis) and, with a refiner, be spray on its
-near-orifice crop (crop support). Each piece of evidence gives a score in [0, 1]; the
-confidence is their product, so one clear failure is enough. Pure numpy;
-spraycv.measure.Measurer applies it to every reading.
+ahead of the orifice, one on each side of the axis), have sides seen inside the frame rather
+than along its edge, and, with a refiner, be spray on its near-orifice crop (crop support).
+Each piece of evidence gives a score in [0, 1]; the confidence is their product, so one clear
+failure is enough. Pure numpy; spraycv.measure.Measurer applies it to every reading.
 """
 
 from __future__ import annotations
@@ -23,6 +23,7 @@ from spraycv.config.geometry import GeometryConfig
 from spraycv.geometry.linefit import intersect
 from spraycv.geometry.tuning import TUNING
 from spraycv.geometry.types import ConeMeasurement, QualityFlag
+from spraycv.geometry.wedge import band_limits
 
 NAN = float("nan")
 
@@ -40,6 +41,7 @@ class Evidence:
     narrowest_half_angle_deg: float  # below 0: a side on the other side of the axis
     crop_support: float = NAN  # the refiner's spray probability on the plume's core
     sides_meet_frac: float = NAN  # apex to where the two lines meet, over L (inf: parallel)
+    on_frame_edge_frac: float = NAN  # the larger share of a side's band along the frame's edge
 
 
 GRAY_WEIGHTS = np.array([0.114, 0.587, 0.299])  # B, G, R: cv2.COLOR_BGR2GRAY's
@@ -141,15 +143,44 @@ def sides_meet_frac(m: ConeMeasurement) -> float:
     return float(np.hypot(*(meet - np.asarray(m.apex, float)))) / m.length_px
 
 
+def on_frame_edge_frac(
+    m: ConeMeasurement, shape: tuple[int, int], band: tuple[float, float]
+) -> float:
+    """The larger share, of the two sides, of a side's points over `band` (px along the
+    axis) that lie within TUNING.frame_edge_frac of the frame's shorter side from its edge,
+    inside or out: near 1 where a side runs along the edge, so that what was read there is
+    where the frame cuts the spray, not its boundary (a boom's last nozzle cut by the frame;
+    experiments row 215). NaN without lines or band."""
+    if m.left_line is None or m.right_line is None or not np.isfinite(band).all():
+        return NAN
+    h, w = shape
+    near = TUNING.frame_edge_frac * min(shape)
+    apex, u = np.asarray(m.apex, float), np.asarray(m.axis, float)
+    shares = []
+    for line in (m.left_line, m.right_line):
+        direction = np.asarray(line.direction, float)
+        along = float(direction @ u)
+        if along <= 1e-6:
+            return NAN
+        pts = apex + (np.linspace(band[0], band[1], 24) / along)[:, None] * direction
+        to_edge = np.minimum.reduce(
+            [pts[:, 0] + 0.5, w - 0.5 - pts[:, 0], pts[:, 1] + 0.5, h - 0.5 - pts[:, 1]]
+        )  # signed: below 0 outside the frame
+        shares.append(float(np.mean(np.abs(to_edge) <= near)))
+    return max(shares)
+
+
 def gather(
     m: ConeMeasurement,
     shape: tuple[int, int],
     image: np.ndarray | None = None,
     apexes: np.ndarray | None = None,
     crop_support: float = NAN,
+    side_band: tuple[float, float] | None = None,
 ) -> Evidence:
     """The evidence of one measured reading (one with a finite angle); `crop_support` is the
-    refiner's (spraycv.refine.stage.crop_support), NaN without one."""
+    refiner's (spraycv.refine.stage.crop_support), NaN without one; `side_band` is where its
+    sides are checked against the frame's edge (default: its own band)."""
     h, w = shape
     x, y = m.apex
     if apexes is None:
@@ -168,6 +199,7 @@ def gather(
         narrowest_half_angle_deg=min(m.half_angle_left_deg, m.half_angle_right_deg),
         crop_support=crop_support,
         sides_meet_frac=sides_meet_frac(m),
+        on_frame_edge_frac=on_frame_edge_frac(m, shape, side_band or m.band),
     )
 
 
@@ -217,10 +249,20 @@ def scores(evidence: Evidence, length_px: float, cfg: GeometryConfig) -> dict[st
         # the lines meet elsewhere than at the apex: the angle between them is not the
         # plume's (a refined crop whose sides disagree with its apex: experiments row 120)
         "sides_miss_apex": 0.0 if evidence.sides_meet_frac > TUNING.sides_meet_frac else 1.0,
+        # a side along the frame's edge over half the band is where the frame cuts the spray
+        "side_on_frame_edge": 0.0 if evidence.on_frame_edge_frac > 0.5 else 1.0,
         "no_spray_in_crop": _ramp(
             evidence.crop_support, TUNING.crop_support_none, TUNING.crop_support_clear
         ),
     }
+
+
+def side_band(m: ConeMeasurement, cfg: GeometryConfig) -> tuple[float, float]:
+    """`m`'s band, or for a plume recovered at an apex peak, read from the refiner's crop
+    alone and so without one (spraycv.refine.recover), the band its length gives."""
+    if np.isfinite(m.band).all() or not m.length_px > 0:
+        return m.band
+    return band_limits(m.length_px, cfg.band, None)
 
 
 def assess(
@@ -239,7 +281,7 @@ def assess(
     """
     if not m.ok:
         return m
-    evidence = gather(m, shape, image, apexes, crop_support)
+    evidence = gather(m, shape, image, apexes, crop_support, side_band(m, cfg))
     score = scores(evidence, m.length_px, cfg)
     confidence = float(np.prod(list(score.values())))
     reasons = [name for name, value in score.items() if value < TUNING.failing_score]

@@ -111,6 +111,9 @@ class Tuning:
     # about it (an axis off by a few degrees puts a narrow plume's side just across)
     sides_meet_frac: float = 0.05  # lines meeting further than this share of L from the apex
     # (every consistent reading's meet at it to rounding; the refiner's own fall-back is 0.25)
+    # a side point nearer the frame's edge than this share of its shorter side lies along it
+    # (a few pixels of the refiner's crop: its edge is read that far inside the cut)
+    frame_edge_frac: float = 0.01
 
     # -- matching measurements to ground truth (matching: the benchmark and evaluation) ------
     match_min_px: float = 10.0  # apex distance always accepted

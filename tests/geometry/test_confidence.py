@@ -10,7 +10,7 @@ import pytest
 from spraycv.config.geometry import GeometryConfig
 from spraycv.geometry import ConeMeasurement, measure_cones
 from spraycv.geometry.analytic import WedgeSpec, draw_wedge
-from spraycv.geometry.confidence import assess
+from spraycv.geometry.confidence import assess, on_frame_edge_frac
 
 SHAPE = (512, 512)
 SPEC = WedgeSpec((256.0, 60.0), 0.0, 25.0, 25.0, 300.0)
@@ -42,6 +42,25 @@ def _outside(m, image, apexes):
 
 def _flat_image(m, image, apexes):
     return m, np.full_like(image, 120), apexes  # nothing in the image where the lines are
+
+
+def _side_on_frame_edge(m, image, apexes):
+    # a boom's last nozzle cut by the frame: its right side read down the frame's edge
+    return _with_right_side(m, (SHAPE[1] - 4.0, 60.0), (0.0, 1.0)), image, apexes
+
+
+def _recovered_on_frame_edge(m, image, apexes):
+    # as the recovery reads a plume at an apex peak: from the refiner's crop, without a band
+    m, image, apexes = _side_on_frame_edge(m, image, apexes)
+    return dataclasses.replace(m, band=(float("nan"), float("nan"))), image, apexes
+
+
+def _with_right_side(m, apex, direction):
+    """`m` moved to `apex`, its right side turned to `direction`: both lines through the apex."""
+    point = np.asarray(apex, float)
+    left = dataclasses.replace(m.left_line, point=point)
+    right = dataclasses.replace(m.right_line, point=point, direction=np.asarray(direction))
+    return dataclasses.replace(m, apex=apex, left_line=left, right_line=right)
 
 
 def _no_peak_near(m, image, apexes):
@@ -84,10 +103,12 @@ CASES = [
     (_side_behind, "side_behind_apex"),
     (_side_across, "side_across_axis"),
     (_sides_miss, "sides_miss_apex"),
+    (_side_on_frame_edge, "side_on_frame_edge"),
+    (_recovered_on_frame_edge, "side_on_frame_edge"),
 ]
 
 
-@pytest.mark.parametrize(("spoil", "reason"), CASES, ids=[r for _, r in CASES])
+@pytest.mark.parametrize(("spoil", "reason"), CASES, ids=[s.__name__.strip("_") for s, _ in CASES])
 def test_each_missing_piece_of_evidence_is_named(spoil, reason: str) -> None:
     m, image, apexes = spoil(*clean_reading())
     assessed = assess(m, SHAPE, CFG, image, apexes)
@@ -100,6 +121,21 @@ def test_without_image_or_apex_head_their_evidence_is_not_held_against_it() -> N
     m, _, _ = clean_reading()
     assessed = assess(m, SHAPE, CFG)  # a mask measured on its own
     assert assessed.unreliable == "" and assessed.confidence > 0.9
+
+
+EDGE_CASES = [  # (apex, right side's direction, whether that side runs along the edge)
+    ((SHAPE[1] - 4.0, 60.0), (0.0, 1.0), True),  # down the edge, 3.5 px inside
+    ((SHAPE[1] + 2.0, 60.0), (0.0, 1.0), True),  # down the edge, just outside
+    ((SHAPE[1] - 40.0, 60.0), (0.42, 0.91), False),  # leaving the frame across its edge
+    ((256.0, 60.0), (0.42, 0.91), False),  # well inside
+]
+
+
+@pytest.mark.parametrize(("apex", "direction", "along"), EDGE_CASES)
+def test_a_side_along_the_frame_edge_is_told_from_one_that_crosses_it(apex, direction, along):
+    m, _, _ = clean_reading()
+    share = on_frame_edge_frac(_with_right_side(m, apex, direction), SHAPE, m.band)
+    assert (share > 0.5) == along and (share == 1.0 or not along)
 
 
 def test_a_reading_without_angles_is_left_as_it_is() -> None:
