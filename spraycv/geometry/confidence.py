@@ -79,17 +79,28 @@ def _sample(image: np.ndarray, pts: np.ndarray) -> np.ndarray:
     return out
 
 
+def band_points(
+    m: ConeMeasurement, direction: np.ndarray, band: tuple[float, float]
+) -> np.ndarray | None:
+    """(24, 2) points of the line from `m`'s apex along `direction`, over `band` (px along
+    the axis); None where the band is not finite or the line does not run ahead of the apex."""
+    u = np.asarray(m.axis, float)
+    along = float(direction @ u)
+    if not (along > 1e-6 and np.isfinite(band).all()):
+        return None
+    s = np.linspace(band[0], band[1], 24) / along  # distance along the line
+    return np.asarray(m.apex, float) + s[:, None] * direction
+
+
 def side_contrast(
     image: np.ndarray, m: ConeMeasurement, direction: np.ndarray, offset_px: float
 ) -> float:
     """Median |inside - outside| grey step across one boundary line over the band."""
-    apex, u = np.asarray(m.apex, float), np.asarray(m.axis, float)
-    along = float(direction @ u)
-    if not (along > 1e-6 and np.isfinite(m.band).all()):
+    on_line = band_points(m, direction, m.band)
+    if on_line is None:
         return NAN
-    s = np.linspace(m.band[0], m.band[1], 24) / along  # distance along the line
-    on_line = apex + s[:, None] * direction
-    away = direction - u * along  # the line's side of the axis
+    u = np.asarray(m.axis, float)
+    away = direction - u * float(direction @ u)  # the line's side of the axis
     normal = np.array([-direction[1], direction[0]])
     normal = normal if normal @ away >= 0 else -normal
     inside = _sample(image, on_line - offset_px * normal)
@@ -151,18 +162,15 @@ def on_frame_edge_frac(
     inside or out: near 1 where a side runs along the edge, so that what was read there is
     where the frame cuts the spray, not its boundary (a boom's last nozzle cut by the frame;
     experiments row 215). NaN without lines or band."""
-    if m.left_line is None or m.right_line is None or not np.isfinite(band).all():
+    if m.left_line is None or m.right_line is None:
         return NAN
     h, w = shape
     near = TUNING.frame_edge_frac * min(shape)
-    apex, u = np.asarray(m.apex, float), np.asarray(m.axis, float)
     shares = []
     for line in (m.left_line, m.right_line):
-        direction = np.asarray(line.direction, float)
-        along = float(direction @ u)
-        if along <= 1e-6:
+        pts = band_points(m, np.asarray(line.direction, float), band)
+        if pts is None:
             return NAN
-        pts = apex + (np.linspace(band[0], band[1], 24) / along)[:, None] * direction
         to_edge = np.minimum.reduce(
             [pts[:, 0] + 0.5, w - 0.5 - pts[:, 0], pts[:, 1] + 0.5, h - 0.5 - pts[:, 1]]
         )  # signed: below 0 outside the frame
