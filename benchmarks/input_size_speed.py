@@ -12,11 +12,10 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
-import os
 from pathlib import Path
 
 from spraycv.refine.stage import Refiner
-from spraycv.runtime.bench import encoded_frames, format_table, run_bench
+from spraycv.runtime.bench import side_by_side
 from spraycv.runtime.onnx_backend import OnnxPredictor
 
 
@@ -38,13 +37,7 @@ def main() -> None:
         predictor.io = dataclasses.replace(predictor.io, input_size=(n, n))
         predictors[label] = predictor
         refiners[label] = Refiner(OnnxPredictor(args.refiner, "cpu"))
-    frames = encoded_frames(args.frames, args.size, args.size, nozzles=args.nozzles)
-    timings = run_bench(predictors, frames, refiners=refiners)
-    print(
-        f"{args.frames} frames {args.size}x{args.size}, {args.nozzles} nozzles, "
-        f"{os.cpu_count()} cores, load average {os.getloadavg()[0]:.2f}"
-    )
-    print(format_table(timings))
+    print(side_by_side(predictors, refiners, args.frames, args.size, args.nozzles))
 
 
 if __name__ == "__main__":

@@ -11,11 +11,10 @@ Usage: python benchmarks/ort_spinning.py --model M.int8.onnx --refiner M.int8.re
 from __future__ import annotations
 
 import argparse
-import os
 from pathlib import Path
 
 from spraycv.refine.stage import Refiner
-from spraycv.runtime.bench import encoded_frames, format_table, run_bench
+from spraycv.runtime.bench import side_by_side
 from spraycv.runtime.onnx_backend import OnnxPredictor
 
 
@@ -31,13 +30,7 @@ def main() -> None:
     for label, spin in (("spinning", True), ("not spinning", False)):
         predictors[label] = OnnxPredictor(args.model, "cpu", spin=spin)
         refiners[label] = Refiner(OnnxPredictor(args.refiner, "cpu", spin=spin))
-    frames = encoded_frames(args.frames, args.size, args.size, nozzles=args.nozzles)
-    timings = run_bench(predictors, frames, refiners=refiners)
-    print(
-        f"{args.frames} frames {args.size}x{args.size}, {args.nozzles} nozzles, "
-        f"load average {os.getloadavg()[0]:.2f}"
-    )
-    print(format_table(timings))
+    print(side_by_side(predictors, refiners, args.frames, args.size, args.nozzles))
 
 
 if __name__ == "__main__":

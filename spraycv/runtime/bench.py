@@ -9,6 +9,7 @@ Figures are medians over the frames.
 
 from __future__ import annotations
 
+import os
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -145,6 +146,22 @@ def to_json(timings: Sequence[BackendTiming], context: Mapping[str, Any]) -> dic
             for t in timings
         },
     }
+
+
+def side_by_side(
+    predictors: Mapping[str, Any], refiners: Mapping[str, Any], frames: int, size: int, nozzles: int
+) -> str:
+    """Every labelled pipeline timed on the same `frames` rendered frames (size x size px,
+    `nozzles` sprays each), as run_bench does: a line on the run and the machine's load, then
+    format_table's table (the benchmarks that compare pipelines in one run print this)."""
+    timings = run_bench(
+        predictors, encoded_frames(frames, size, size, nozzles=nozzles), refiners=refiners
+    )
+    head = (
+        f"{frames} frames {size}x{size}, {nozzles} nozzles, {os.cpu_count()} cores, "
+        f"load average {os.getloadavg()[0]:.2f}"
+    )
+    return "\n".join([head, format_table(timings)])
 
 
 def format_table(timings: Sequence[BackendTiming]) -> str:

@@ -163,3 +163,23 @@ def test_predict_checks_readings_against_a_spec(tmp_path: Path):
     assert "spec 55 +- 5 deg: 3 ok, 1 out of spec, 0 unreliable, 0 not measured" in lines
     bad = runner.invoke(app, [*args, "--tolerance-deg", "5"])
     assert bad.exit_code == 2 and "go together" in bad.output
+
+
+def test_side_by_side_times_each_labelled_pipeline_on_the_same_frames(onnx_file: Path):
+    """The benchmarks that compare pipelines in one run (benchmarks/input_size_speed.py,
+    ort_spinning.py) print this: one row per label, after a line that names the run."""
+    import dataclasses
+
+    from spraycv.runtime.bench import side_by_side
+    from spraycv.runtime.onnx_backend import OnnxPredictor
+
+    predictors = {}
+    for n in (64, 96):
+        predictor = OnnxPredictor(onnx_file, "cpu", threads=1)
+        predictor.io = dataclasses.replace(predictor.io, input_size=(n, n))
+        predictors[f"input {n} px"] = predictor
+    report = side_by_side(predictors, {}, frames=2, size=128, nozzles=1).splitlines()
+    assert report[0].startswith("2 frames 128x128, 1 nozzles, ")
+    rows = {line.split("  ")[0].strip(): line for line in report[2:4]}
+    assert set(rows) == {"input 64 px", "input 96 px"}
+    assert report[1].split()[:2] == ["backend", "decode"]
