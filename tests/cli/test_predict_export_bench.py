@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 import csv
+import dataclasses
 import json
 from pathlib import Path
 
@@ -9,6 +10,8 @@ import torch
 from typer.testing import CliRunner
 
 from spraycv.cli.app import app
+from spraycv.runtime.bench import side_by_side
+from spraycv.runtime.onnx_backend import OnnxPredictor
 from spraycv.runtime.processing import ModelIO
 
 REPO = Path(__file__).resolve().parents[2]
@@ -168,11 +171,6 @@ def test_predict_checks_readings_against_a_spec(tmp_path: Path):
 def test_side_by_side_times_each_labelled_pipeline_on_the_same_frames(onnx_file: Path):
     """The benchmarks that compare pipelines in one run (benchmarks/input_size_speed.py,
     ort_spinning.py) print this: one row per label, after a line that names the run."""
-    import dataclasses
-
-    from spraycv.runtime.bench import side_by_side
-    from spraycv.runtime.onnx_backend import OnnxPredictor
-
     predictors = {}
     for n in (64, 96):
         predictor = OnnxPredictor(onnx_file, "cpu", threads=1)
@@ -180,6 +178,6 @@ def test_side_by_side_times_each_labelled_pipeline_on_the_same_frames(onnx_file:
         predictors[f"input {n} px"] = predictor
     report = side_by_side(predictors, {}, frames=2, size=128, nozzles=1).splitlines()
     assert report[0].startswith("2 frames 128x128, 1 nozzles, ")
-    rows = {line.split("  ")[0].strip(): line for line in report[2:4]}
-    assert set(rows) == {"input 64 px", "input 96 px"}
+    labels = {line.split("  ")[0].strip() for line in report[2:4]}
+    assert labels == {"input 64 px", "input 96 px"}
     assert report[1].split()[:2] == ["backend", "decode"]
