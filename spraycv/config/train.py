@@ -57,13 +57,15 @@ class OptimConfig(StrictModel):
 class LossConfig(StrictModel):
     """The mask loss (spraycv.training.losses.DiceBCELoss): BCE plus soft Dice, the BCE
     weighted up within `boundary_px` of the true boundary by `boundary_weight` (0: off) and
-    averaged over the hardest `hard_pixel_frac` of the pixels (1: all of them)."""
+    averaged over the hardest `hard_pixel_frac` of the pixels (1: all of them), plus
+    `lovasz_weight` x the Lovasz hinge, a surrogate of each image's IoU (0: off)."""
 
     bce_weight: float = Field(1.0, ge=0)
     dice_weight: float = Field(1.0, ge=0)
     boundary_weight: float = Field(0.0, ge=0)
     boundary_px: int = Field(3, ge=1, le=32, description="half-width of the band, input px")
     hard_pixel_frac: float = Field(1.0, gt=0, le=1, description="share of pixels the BCE keeps")
+    lovasz_weight: float = Field(0.0, ge=0)
 
 
 class ViewDistillConfig(StrictModel):

@@ -1,4 +1,4 @@
-"""Dice + BCE loss, computed in float32 whatever the autocast precision."""
+"""Dice + BCE (+ Lovasz hinge) loss, computed in float32 whatever the autocast precision."""
 
 from __future__ import annotations
 
@@ -25,8 +25,27 @@ def excess_bce(per_pixel: torch.Tensor, target: torch.Tensor) -> torch.Tensor:
     return per_pixel + t * torch.log(t) + (1 - t) * torch.log1p(-t)
 
 
+def lovasz_hinge(logits: torch.Tensor, target: torch.Tensor) -> torch.Tensor:
+    """The Lovasz hinge (Berman et al., CVPR 2018) of (N, 1, H, W) logits against a target
+    in [0, 1] (thresholded at 0.5), per image then averaged: a convex surrogate of 1 - IoU,
+    so its gradient goes to the pixels that cost the image's own IoU most. An image with no
+    true pixel is charged its hinge errors by the same rule (its IoU is 0 or 1)."""
+    signs = 2.0 * (target.flatten(1) > 0.5).float() - 1.0
+    errors = 1.0 - logits.flatten(1).float() * signs
+    errors_sorted, order = torch.sort(errors, dim=1, descending=True)
+    truth_sorted = torch.gather((signs > 0).float(), 1, order)
+    truth_total = truth_sorted.sum(1, keepdim=True)
+    intersection = truth_total - truth_sorted.cumsum(1)
+    union = truth_total + (1.0 - truth_sorted).cumsum(1)
+    jaccard = 1.0 - intersection / union
+    # the Jaccard loss's gradient along the sorted errors: its increments
+    grad = torch.cat([jaccard[:, :1], jaccard[:, 1:] - jaccard[:, :-1]], dim=1)
+    return (F.relu(errors_sorted) * grad).sum(1).mean()
+
+
 class DiceBCELoss(nn.Module):
-    """`bce_weight * BCE + dice_weight * (1 - soft Dice)`, soft Dice per image then averaged.
+    """`bce_weight * BCE + dice_weight * (1 - soft Dice) + lovasz_weight * Lovasz hinge`,
+    soft Dice and the Lovasz hinge per image then averaged.
 
     The BCE is a weighted mean: pixels within `boundary_px` of the target's boundary weigh
     `1 + boundary_weight` (0: a plain mean), so the gradient goes where the mask's IoU and
@@ -45,8 +64,10 @@ class DiceBCELoss(nn.Module):
         boundary_weight: float = 0.0,
         boundary_px: int = 3,
         hard_pixel_frac: float = 1.0,
+        lovasz_weight: float = 0.0,
     ):
         super().__init__()
+        self.lovasz_weight = lovasz_weight
         self.bce_weight, self.dice_weight, self.eps = bce_weight, dice_weight, eps
         self.boundary_weight, self.boundary_px = boundary_weight, boundary_px
         self.hard_pixel_frac = hard_pixel_frac
@@ -60,6 +81,7 @@ class DiceBCELoss(nn.Module):
             boundary_weight=cfg.boundary_weight,
             boundary_px=cfg.boundary_px,
             hard_pixel_frac=cfg.hard_pixel_frac,
+            lovasz_weight=cfg.lovasz_weight,
         )
 
     def _bce(self, logits: torch.Tensor, target: torch.Tensor) -> torch.Tensor:
@@ -85,7 +107,10 @@ class DiceBCELoss(nn.Module):
         flat = target.flatten(1)
         inter = (prob * flat).sum(1)
         dice = (2 * inter + self.eps) / (prob.sum(1) + flat.sum(1) + self.eps)
-        return self.bce_weight * bce + self.dice_weight * (1 - dice.mean())
+        loss = self.bce_weight * bce + self.dice_weight * (1 - dice.mean())
+        if self.lovasz_weight > 0:
+            loss = loss + self.lovasz_weight * lovasz_hinge(logits, target)
+        return loss
 
 
 def heat_distill_loss(

@@ -7,7 +7,7 @@ import pytest
 import torch
 
 from spraycv.config.train import TrainConfig
-from spraycv.training.losses import DiceBCELoss, boundary_band, excess_bce
+from spraycv.training.losses import DiceBCELoss, boundary_band, excess_bce, lovasz_hinge
 from spraycv.training.metrics import MaskMetrics, boundary_f1, iou_dice
 
 
@@ -109,3 +109,31 @@ def test_hard_pixel_mining_averages_the_wrong_pixels_only(frac, expected):
     logits[0, 0, 0, 0] = logits[0, 0, 16, 16] = 0.0  # ... but at two pixels: BCE log 2
     loss = DiceBCELoss(dice_weight=0.0, hard_pixel_frac=frac)(logits, target)
     assert float(loss) == pytest.approx(expected * math.log(2), rel=1e-3)
+
+
+@pytest.mark.parametrize(
+    ("pred", "target", "iou"),
+    [
+        (_square(10, 0, 10), _square(10, 0, 10), 1.0),
+        (np.zeros((10, 10), bool), np.zeros((10, 10), bool), 1.0),
+        (_square(10, 0, 5), np.zeros((10, 10), bool), 0.0),
+        (_square(10, 0, 4), _square(10, 0, 2), 4 / 16),
+        (_square(10, 2, 6), _square(10, 4, 8), 4 / 28),
+    ],
+)
+def test_lovasz_hinge_of_unit_logits_is_twice_one_minus_the_iou(pred, target, iou):
+    # logits of +-1: each wrong pixel's hinge error is 2, each right one's 0, so the
+    # hinge sums the Jaccard loss's increments up to the wrong pixels: 2 x (1 - IoU)
+    logits = torch.from_numpy(np.where(pred, 1.0, -1.0)).float()[None, None]
+    truth = torch.from_numpy(target).float()[None, None]
+    assert float(lovasz_hinge(logits, truth)) == pytest.approx(2 * (1 - iou))
+
+
+def test_lovasz_weight_adds_the_hinge_to_the_loss():
+    target = torch.zeros(2, 1, 8, 8)
+    target[:, :, 2:6, 2:6] = 1
+    logits = (target * 2 - 1) * 0.5
+    plain, with_hinge = DiceBCELoss(), DiceBCELoss(lovasz_weight=2.0)
+    extra = float(with_hinge(logits, target)) - float(plain(logits, target))
+    assert extra == pytest.approx(2.0 * float(lovasz_hinge(logits, target)))
+    assert extra > 0
