@@ -194,8 +194,9 @@ class Measurer:
         network's look turned so that they point down (the geometry and the refiner read
         the frame as it is), unless that trusts fewer plumes, or none. The network reads
         sprays that point down best (experiments row 167). Where nothing at all is read, no
-        plume tells the way to turn: `turned_search` looks every way. `tiled`: the tiles'
-        reading, as `with_tiles` takes it."""
+        plume tells the way to turn: `turned_search` looks every way; so it does where only
+        untrusted plumes point sideways or up and their turn trusts none either. `tiled`:
+        the tiles' reading, as `with_tiles` takes it."""
         turned_look = getattr(self.segmenter, "turned_look", None)
         if turned_look is None:
             return reading
@@ -209,11 +210,15 @@ class Measurer:
         seg = turned_look(image, k)
         turned = self.read_mask(seg.mask, seg.apexes, image, seg.apex_strength)
         turned = self.with_tiles(image, turned, tiled)
-        if sum(m.reliable for m in turned.measurements) < max(len(trusted), 1):
+        if sum(m.reliable for m in turned.measurements) >= max(len(trusted), 1):
+            return turned
+        if trusted or not self.search_when_nothing_seen:
             return reading  # a turn that trusts nothing keeps the first mask (dim frames)
-        return turned
+        # an untrusted plume read from its far corner points back at its orifice, so the
+        # turn it asks for can be the wrong one: the other turns are looked at too (row 219)
+        return self.turned_search(image, reading, skip=k)
 
-    def turned_search(self, image: np.ndarray, reading: Reading) -> Reading:
+    def turned_search(self, image: np.ndarray, reading: Reading, skip: int = 0) -> Reading:
         """The reading of the quarter turn of `image` that trusts the most plumes, where one
         trusts any; else `reading` (which saw nothing). A spray seen side-on can be missed
         whole by the upright look (experiments row 174: five frames of three drawers, read
@@ -221,7 +226,7 @@ class Measurer:
         frames without spray no turn trusted one, where untrusted readings would have been
         false plumes (row 167 found them on dim frames)."""
         best, most = reading, 0
-        for k in (1, 2, 3):
+        for k in (k for k in (1, 2, 3) if k != skip):
             seg = self.segmenter.turned_look(image, k)  # type: ignore[attr-defined]
             turned = self.read_mask(seg.mask, seg.apexes, image, seg.apex_strength)
             trusted = sum(m.reliable for m in turned.measurements)

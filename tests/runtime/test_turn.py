@@ -136,9 +136,52 @@ def test_the_turned_look_is_taken_unless_it_trusts_fewer_plumes(first_trusted, t
         flagged = [replace(m, unreliable="poor_fit") for m in first.measurements]
         first = Reading(first.mask, first.apexes, flagged)
     result = measurer.with_turn(image, first)
-    assert segmenter.turns == [2]  # upside down: two quarter turns
+    # upside down: two quarter turns; where that trusts nothing either, the other turns
+    assert segmenter.turns == ([2] if first_trusted or taken else [2, 1, 3])
     assert (result is not first) == taken
     assert len([m for m in result.measurements if m.reliable]) == int(first_trusted or taken)
+
+
+class OneTurnSees(TurnedLooks):
+    """`TurnedLooks` that sees its segmentation at one quarter turn only."""
+
+    def __init__(self, seen: Segmentation, at: int):
+        super().__init__(seen)
+        self.at = at
+
+    def turned_look(self, image: np.ndarray, k: int) -> Segmentation:
+        self.turns.append(k)
+        if k == self.at:
+            return self.seen
+        return Segmentation(np.zeros_like(self.seen.mask), np.zeros((0, 2)), np.zeros(0))
+
+
+@pytest.mark.parametrize(
+    ("search", "pointing", "turns", "taken"),
+    [
+        (True, "up", [2, 1, 3], True),
+        (False, "up", [2], False),  # an idle camera's daemon does not search
+        (True, "down", [], False),  # upright already: a turned look reads it worse
+    ],
+)
+def test_where_nothing_is_trusted_the_other_turns_are_looked_at(search, pointing, turns, taken):
+    # an untrusted reading read from a plume's far corner points back at its orifice, so
+    # the turn it asks for can be the wrong one (heldout_hard 000001, experiments row 219)
+    mask = _plume_pointing_up()
+    if pointing == "down":
+        mask = np.ascontiguousarray(mask[::-1])
+    image = cv2.cvtColor(mask * 200, cv2.COLOR_GRAY2BGR)
+    apex = np.array([[120.0, 220.0 if pointing == "up" else 19.0]])
+    heat = np.array([0.9])
+    segmenter = OneTurnSees(Segmentation(mask, apex, heat), at=1)
+    measurer = Measurer(segmenter, search_when_nothing_seen=search)
+    first = measurer.read_mask(mask, apex, image, heat)
+    flagged = [replace(m, unreliable="poor_fit") for m in first.measurements]
+    first = Reading(first.mask, first.apexes, flagged)
+    result = measurer.with_turn(image, first)
+    assert segmenter.turns == turns
+    assert (result is not first) == taken
+    assert sum(m.reliable for m in result.measurements) == int(taken)
 
 
 class TiledAndTurned(TurnedLooks):
