@@ -219,10 +219,11 @@ class Measurer:
         return self.turned_search(image, reading, skip=k)
 
     def turned_search(self, image: np.ndarray, reading: Reading, skip: int = 0) -> Reading:
-        """The reading of the quarter turn of `image` that trusts the most plumes, where one
-        trusts any; else `reading` (which saw nothing). A spray seen side-on can be missed
-        whole by the upright look (experiments row 174: five frames of three drawers, read
-        within 0.2-1.8 deg once turned). Only a trusted plume replaces the reading: on 263
+        """The reading of the quarter turn of `image` (any but `skip`, one already looked at)
+        that trusts the most plumes, where one trusts any; else `reading` (which saw nothing,
+        or trusts nothing). A spray seen side-on can be missed whole by the upright look
+        (experiments row 174: five frames of three drawers, read within 0.2-1.8 deg once
+        turned). Only a trusted plume replaces the reading: on 263
         frames without spray no turn trusted one, where untrusted readings would have been
         false plumes (row 167 found them on dim frames)."""
         best, most = reading, 0
