@@ -223,9 +223,9 @@ class Measurer:
         that trusts the most plumes, where one trusts any; else `reading` (which saw nothing,
         or trusts nothing). A spray seen side-on can be missed whole by the upright look
         (experiments row 174: five frames of three drawers, read within 0.2-1.8 deg once
-        turned). Only a trusted plume replaces the reading: on 263
-        frames without spray no turn trusted one, where untrusted readings would have been
-        false plumes (row 167 found them on dim frames)."""
+        turned). Only a trusted plume replaces the reading: on 263 frames without spray no
+        turn trusted one, where untrusted readings would have been false plumes (row 167
+        found them on dim frames)."""
         best, most = reading, 0
         for k in (k for k in (1, 2, 3) if k != skip):
             seg = self.segmenter.turned_look(image, k)  # type: ignore[attr-defined]
