@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Literal
 
-from pydantic import Field, field_validator, model_validator
+from pydantic import Field, model_validator
 
 from spraycv.config.base import StrictModel
 from spraycv.config.data import AugmentConfig
@@ -56,17 +56,12 @@ class FinetuneConfig(StrictModel):
     # features, against the apexes of the training label masks (spraycv.training.finetune)
     refit_apex_head: bool = True
     seed: int = 0
-    precision: Precision = "32"
+    precision: Precision = "auto"  # as TrainConfig.precision
     device: Literal["auto", "cpu", "cuda"] = "auto"
     workers: int = Field(0, ge=0)
     threads: int | None = Field(None, ge=1)  # CPU threads for torch (None: torch's default)
     out: Path = Path("weights/finetuned.safetensors")  # the new checkpoint (+ .json sidecar)
     work_dir: Path = Path("runs/finetune")  # the training run's logs and checkpoints
-
-    @field_validator("precision", mode="before")
-    @classmethod
-    def _precision_text(cls, value: object) -> object:
-        return str(value) if isinstance(value, int) else value  # `precision=32` parses as int
 
     @model_validator(mode="after")
     def _check(self) -> FinetuneConfig:

@@ -7,7 +7,7 @@ from pathlib import Path
 from pydantic import Field, model_validator
 
 from spraycv.config.base import DataFolders, StrictModel
-from spraycv.config.train import ModelConfig
+from spraycv.config.train import ModelConfig, Precision
 from spraycv.io.exposure import Exposure
 
 
@@ -73,6 +73,9 @@ class RefinerTrainConfig(StrictModel):
     checkpoint_every_s: float = Field(300.0, gt=0)
     max_minutes: float | None = Field(None, gt=0)
     threads: int | None = Field(1, ge=1)
+    # the training steps' forward passes (spraycv.training.precision; validation stays fp32):
+    # auto takes bf16 where the CPU computes it natively (experiments row 224)
+    precision: Precision = "auto"
     seed: int = 0
     out_dir: Path = Path("runs")
     # the apex channel (model.apex_head: true): the crop's true apex, learnt as a spatial

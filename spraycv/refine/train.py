@@ -35,6 +35,9 @@ from spraycv.refine.pose import CropPose, to_crop, to_image
 from spraycv.refine.stage import crop_support, sigmoid
 from spraycv.runtime.processing import ModelIO, preprocess
 from spraycv.training.checkpoint import load_checkpoint, save_checkpoint
+from spraycv.training.precision import autocast, check_precision, resolve_precision
+
+_CPU = torch.device("cpu")  # the refiner trains on the CPU
 
 
 def initial_model(cfg: RefinerTrainConfig) -> tuple[nn.Module, ModelIO]:
@@ -393,6 +396,7 @@ def train_refiner(cfg: RefinerTrainConfig, log=print) -> RunFiles:
     """Train (or resume) a refiner; checkpoints every `checkpoint_every_s` and at the end."""
     if cfg.threads:
         torch.set_num_threads(cfg.threads)
+    check_precision(cfg.precision, _CPU)
     files, rng = RunFiles(cfg), np.random.default_rng(cfg.seed)
     model, io = initial_model(cfg)
     optimizer = torch.optim.AdamW(trained_parameters(model, cfg), lr=cfg.lr,
@@ -406,6 +410,7 @@ def train_refiner(cfg: RefinerTrainConfig, log=print) -> RunFiles:
     val_negatives = NegativeValidation(train_src, negatives, cfg) if negatives else None
     sidecar = _refiner_sidecar(cfg, io, model)
     log(f"refiner: {len(train_src.targets)} training nozzles, step {step}/{cfg.steps}, "
+        f"precision {resolve_precision(cfg.precision, _CPU)}, "
         f"truth floor {summary(val.truth_errors())}")  # fmt: skip
     started, saved, loss_sum, seen = time.monotonic(), time.monotonic(), 0.0, 0
     while step < cfg.steps:
@@ -413,9 +418,13 @@ def train_refiner(cfg: RefinerTrainConfig, log=print) -> RunFiles:
         batch = make_batch(train_src, cfg, io, rng, negatives)
         for group in optimizer.param_groups:
             group["lr"] = lr_at(step, cfg)
-        teacher_logits = teacher(batch.images) if teacher is not None else None
-        logits = model(batch.images)
-        loss = batch_loss(logits, batch.truths, batch.apexes, cfg, teacher_logits, batch.taught)
+        with autocast(cfg.precision, _CPU):
+            teacher_logits = teacher(batch.images) if teacher is not None else None
+            logits = model(batch.images)
+        teacher_logits = None if teacher_logits is None else teacher_logits.float()
+        loss = batch_loss(
+            logits.float(), batch.truths, batch.apexes, cfg, teacher_logits, batch.taught
+        )
         optimizer.zero_grad(set_to_none=True)
         loss.backward()
         nn.utils.clip_grad_norm_(model.parameters(), 1.0)
