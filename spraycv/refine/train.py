@@ -367,12 +367,14 @@ def _restore(files: RunFiles, model, optimizer, rng, kept: WeightAverage) -> tup
 
 
 def _refiner_sidecar(cfg: RefinerTrainConfig, io: ModelIO, model: nn.Module) -> dict:
-    """The sidecar every checkpoint of the run gets: model, I/O, read band, config, size."""
+    """The sidecar every checkpoint of the run gets: model, I/O, read band, config, the
+    precision it trained in, size."""
     return {
         "model": dump_config(cfg.model),
         **io.to_sidecar(),
         "refiner": {"band": list(READ_BAND)},
         "train_config": dump_config(cfg),
+        "trained_precision": resolve_precision(cfg.precision, _CPU),  # what "auto" became
         "parameters": count_parameters(model),
     }
 

@@ -34,7 +34,12 @@ from spraycv.training.distributed import DistInfo, any_rank, cleanup, init_distr
 from spraycv.training.evaluate import angle_errors, validate
 from spraycv.training.logger import RunLogger
 from spraycv.training.losses import DiceBCELoss, apex_distill_loss, mask_distill_loss
-from spraycv.training.precision import autocast, check_precision, grad_scaler
+from spraycv.training.precision import (
+    autocast,
+    check_precision,
+    grad_scaler,
+    resolve_precision,
+)
 from spraycv.training.schedule import BudgetProgress, budget_scheduler
 from spraycv.training.state import restore_state, save_state
 
@@ -380,6 +385,7 @@ class _Run:
             "model": dump_config(self.cfg.model),
             **self.io.to_sidecar(),
             "train_config": dump_config(self.cfg),
+            "trained_precision": resolve_precision(self.cfg.precision, self.device),
             "parameters": count_parameters(unwrap(self.model)),
             "epoch": epoch,
             "metrics": metrics,

@@ -13,7 +13,7 @@ from spraycv.config.train import PrecisionName
 AUTOCAST_DTYPES = {"16-mixed": torch.float16, "bf16-mixed": torch.bfloat16}
 PRECISIONS: tuple[str, ...] = get_args(PrecisionName)
 # CPU features that compute bf16 in hardware; without them PyTorch emulates it, slower than
-# fp32 (experiments row 224: AVX512-BF16 trains the network 2.1 x faster than fp32)
+# fp32 (experiments row 224: with AVX512-BF16 the network's training loop runs 1.9 x faster)
 _CPU_BF16_PROBES = ("_is_avx512_bf16_supported", "_is_amx_tile_supported")
 
 

@@ -288,6 +288,6 @@ def test_a_run_trains_in_bf16_and_says_so(frames: Path, tmp_path: Path):
     files = train_refiner(cfg, log=lines.append)
     assert "precision bf16-mixed" in lines[0]
     saved, meta = load_checkpoint(files.last)
-    assert meta["step"] == 2 and meta["train_config"]["precision"] == "bf16-mixed"
+    assert meta["step"] == 2 and meta["trained_precision"] == "bf16-mixed"
     assert all(torch.isfinite(p).all() for p in saved.parameters())
     assert np.isfinite(json.loads(files.log.read_text().splitlines()[-1])["loss"])

@@ -22,6 +22,7 @@ from spraycv.training.checkpoint import (
     save_checkpoint,
 )
 from spraycv.training.loop import train, view_average
+from spraycv.training.precision import native_bf16
 
 
 def tiny_config(data: Path, out: Path, *extra: str) -> TrainConfig:
@@ -133,12 +134,22 @@ def test_fp16_on_cpu_is_refused(wedge_data: Path, tmp_path: Path):
         train(tiny_config(wedge_data, tmp_path, "epochs=1", "precision=16-mixed", "device=cpu"))
 
 
-def test_bf16_mixed_trains_on_cpu(wedge_data: Path, tmp_path: Path):
+@pytest.mark.parametrize(("precision", "trained"), [
+    ("bf16-mixed", "bf16-mixed"),
+    ("32", "32"),
+    ("auto", "bf16-mixed" if native_bf16(torch.device("cpu")) else "32"),
+])  # fmt: skip
+def test_a_run_on_the_cpu_trains_and_records_its_precision(
+    wedge_data: Path, tmp_path: Path, precision: str, trained: str
+):
     result = train(
-        tiny_config(wedge_data, tmp_path, "epochs=1", "precision=bf16-mixed", "name=bf"),
+        tiny_config(wedge_data, tmp_path, "epochs=1", f"precision={precision}", "name=p"),
         progress=False,
     )
     assert result.history[0]["train_loss"] > 0
+    _, sidecar = load_checkpoint(result.best_weights)
+    assert sidecar["trained_precision"] == trained
+    assert sidecar["train_config"]["precision"] == precision
 
 
 def _apex_probabilities(weights: Path, images: torch.Tensor) -> torch.Tensor:
