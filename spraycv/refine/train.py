@@ -18,10 +18,9 @@ from spraycv.config.refine import RefinerTrainConfig
 from spraycv.io.exposure import Exposure
 from spraycv.models.apex_head import WithApexHead
 from spraycv.models.registry import count_parameters, create_model
-from spraycv.refine.apex import read_apex
 from spraycv.refine.blur import random_kernel
-from spraycv.refine.data import CropSource, Target, jittered_pose
-from spraycv.refine.edges import READ_BAND, near_apex, side_lines
+from spraycv.refine.data import CropSource, jittered_pose
+from spraycv.refine.edges import READ_BAND
 from spraycv.refine.frozen import train_mode, trained_parameters
 from spraycv.refine.losses import batch_loss
 from spraycv.refine.negatives import (
@@ -31,8 +30,8 @@ from spraycv.refine.negatives import (
     random_negative,
     save_negatives,
 )
-from spraycv.refine.pose import CropPose, to_crop, to_image
-from spraycv.refine.stage import crop_support, sigmoid
+from spraycv.refine.pose import to_crop
+from spraycv.refine.validation import CropValidation, NegativeValidation, summary, val_metrics
 from spraycv.runtime.processing import ModelIO, preprocess
 from spraycv.training.checkpoint import load_checkpoint, save_checkpoint
 from spraycv.training.precision import autocast, check_precision, resolve_precision
@@ -186,108 +185,6 @@ class Teacher:
             return self.model(images)
 
 
-def read_included(prob: np.ndarray, transform: np.ndarray) -> float:
-    """The included angle (deg) read from one crop's probability as the refinement stage
-    reads it, NaN when unreadable."""
-    left, right = side_lines(prob, transform)
-    if left is None or right is None:
-        return math.nan
-    cos = float(np.clip(left.direction @ right.direction, -1, 1))
-    return math.degrees(math.acos(cos))
-
-
-class CropValidation:
-    """A fixed set of val crops and the angle error of a model read on them."""
-
-    def __init__(self, source: CropSource, cfg: RefinerTrainConfig):
-        rng = np.random.default_rng(12345)  # the same crops in every run and resume
-        picks = rng.choice(len(source.targets), min(cfg.val_crops, len(source.targets)), False)
-        self.items: list[tuple[Target, CropPose]] = [
-            (source.targets[i], jittered_pose(source.targets[i], cfg.jitter, rng)) for i in picks
-        ]
-        self.crops = [source.crop(t, p, cfg.crop_size) for t, p in self.items]
-
-    def errors(self, probs: list[np.ndarray]) -> np.ndarray:
-        """(N,) absolute included-angle errors (NaN where unreadable)."""
-        out = []
-        transforms = [transform for _, _, transform in self.crops]
-        for (target, _), transform, prob in zip(self.items, transforms, probs, strict=True):
-            read = read_included(prob, transform)
-            out.append(abs(read - target.included))
-        return np.asarray(out)
-
-    def truth_errors(self) -> np.ndarray:
-        """The reading's own floor: errors when the crop's truth is read."""
-        return self.errors([truth for _, truth, _ in self.crops])
-
-    @torch.no_grad()
-    def logits(self, model: nn.Module, io: ModelIO) -> np.ndarray:
-        """(N, C, S, S) the model's logits on the crops (C 2 with an apex channel)."""
-        model.eval()
-        out = []
-        for k in range(0, len(self.crops), 32):
-            batch = torch.from_numpy(preprocess([c[0] for c in self.crops[k : k + 32]], io))
-            out.append(model(batch).numpy())
-        model.train()
-        return np.concatenate(out)
-
-    def model_errors(self, logits: np.ndarray) -> np.ndarray:
-        """`errors` of the spray channel of `logits` (N, C, S, S)."""
-        return self.errors(list(sigmoid(logits[:, 0])))
-
-    def apex_errors(self, logits: np.ndarray) -> dict[str, float]:
-        """Median distance (image px) along the axis from the true apex: of the apex where the
-        near-orifice edges meet (`near_axial`) and, with an apex channel, of its reading
-        (`apex_axial`) and its distance (`apex_px`)."""
-        near, axial, dist = [], [], []
-        for (target, _), (_, _, transform), out in zip(self.items, self.crops, logits, strict=True):
-            truth, axis = np.asarray(target.apex), np.asarray(target.axis)
-            met = near_apex(sigmoid(out[0]), transform)
-            near.append(abs(float((met - truth) @ axis)) if met is not None else np.nan)
-            if out.shape[0] > 1:
-                read = to_image(read_apex(out[1])[0][None], transform)[0]
-                axial.append(abs(float((read - truth) @ axis)))
-                dist.append(float(np.hypot(*(read - truth))))
-        found = {"near_axial": near, "apex_axial": axial, "apex_px": dist}
-        return {k: float(np.nanmedian(v)) for k, v in found.items() if v}
-
-
-class NegativeValidation:
-    """Held-out crops without a plume, and how much plume core a model draws on them."""
-
-    def __init__(self, source: CropSource, negatives: Negatives, cfg: RefinerTrainConfig):
-        self.items = negatives.val[: cfg.val_crops]
-        self.crops = [source.empty_crop(n.frame, n.pose(), cfg.crop_size)[0] for n in self.items]
-
-    @torch.no_grad()
-    def supports(self, model: nn.Module, io: ModelIO) -> dict[str, float]:
-        """Mean support and the share of crops with a support over 0.5 (a plume drawn)."""
-        if not self.crops:
-            return {}
-        model.eval()
-        values = []
-        for k in range(0, len(self.crops), 32):
-            batch = torch.from_numpy(preprocess(self.crops[k : k + 32], io))
-            for n, prob in zip(self.items[k : k + 32], torch.sigmoid(model(batch)[:, 0]).numpy(),
-                               strict=True):  # fmt: skip
-                values.append(crop_support(prob, n.pose(), n.widest, READ_BAND))
-        model.train()
-        ok = np.asarray(values)[np.isfinite(values)]
-        return {"neg_support": float(ok.mean()), "neg_drawn": float((ok > 0.5).mean())}
-
-
-def summary(errors: np.ndarray) -> dict[str, float]:
-    ok = errors[np.isfinite(errors)]
-    if not ok.size:
-        return {"mae": math.nan, "median": math.nan, "p95": math.nan, "unread": 1.0}
-    return {
-        "mae": float(ok.mean()),
-        "median": float(np.median(ok)),
-        "p95": float(np.percentile(ok, 95)),
-        "unread": float(1 - ok.size / errors.size),
-    }
-
-
 def lr_at(step: int, cfg: RefinerTrainConfig) -> float:
     """Linear warm-up, then cosine down to 5 % of the peak."""
     if step < cfg.warmup_steps:
@@ -366,32 +263,19 @@ def _restore(files: RunFiles, model, optimizer, rng, kept: WeightAverage) -> tup
     return int(state["step"]), float(state["best"])
 
 
-def _refiner_sidecar(cfg: RefinerTrainConfig, io: ModelIO, model: nn.Module) -> dict:
+def _refiner_sidecar(
+    cfg: RefinerTrainConfig, io: ModelIO, model: nn.Module, precision: str
+) -> dict:
     """The sidecar every checkpoint of the run gets: model, I/O, read band, config, the
-    precision it trained in, size."""
+    precision it trains in (what auto became), size."""
     return {
         "model": dump_config(cfg.model),
         **io.to_sidecar(),
         "refiner": {"band": list(READ_BAND)},
         "train_config": dump_config(cfg),
-        "trained_precision": resolve_precision(cfg.precision, _CPU),  # what "auto" became
+        "trained_precision": precision,
         "parameters": count_parameters(model),
     }
-
-
-def _val_metrics(
-    val: CropValidation,
-    val_negatives: NegativeValidation | None,
-    model: nn.Module,
-    io: ModelIO,
-) -> dict[str, float]:
-    """The model's angle errors and apex distances on the val crops, and with held-out
-    negatives how much plume it draws on them."""
-    val_logits = val.logits(model, io)
-    metrics = summary(val.model_errors(val_logits)) | val.apex_errors(val_logits)
-    if val_negatives is not None:
-        metrics |= val_negatives.supports(model, io)
-    return metrics
 
 
 def train_refiner(cfg: RefinerTrainConfig, log=print) -> RunFiles:
@@ -399,6 +283,7 @@ def train_refiner(cfg: RefinerTrainConfig, log=print) -> RunFiles:
     if cfg.threads:
         torch.set_num_threads(cfg.threads)
     check_precision(cfg.precision, _CPU)
+    precision = resolve_precision(cfg.precision, _CPU)  # what auto becomes, once
     files, rng = RunFiles(cfg), np.random.default_rng(cfg.seed)
     model, io = initial_model(cfg)
     optimizer = torch.optim.AdamW(trained_parameters(model, cfg), lr=cfg.lr,
@@ -409,10 +294,10 @@ def train_refiner(cfg: RefinerTrainConfig, log=print) -> RunFiles:
     train_src = CropSource(cfg.train_data, cfg.max_train_images)
     val = CropValidation(CropSource(cfg.val_data), cfg)
     negatives = Negatives(train_src, cfg, files, log) if cfg.negative_frac > 0 else None
-    val_negatives = NegativeValidation(train_src, negatives, cfg) if negatives else None
-    sidecar = _refiner_sidecar(cfg, io, model)
+    val_negatives = NegativeValidation(train_src, negatives.val, cfg) if negatives else None
+    sidecar = _refiner_sidecar(cfg, io, model, precision)
     log(f"refiner: {len(train_src.targets)} training nozzles, step {step}/{cfg.steps}, "
-        f"precision {resolve_precision(cfg.precision, _CPU)}, "
+        f"precision {precision}, "
         f"truth floor {summary(val.truth_errors())}")  # fmt: skip
     started, saved, loss_sum, seen = time.monotonic(), time.monotonic(), 0.0, 0
     while step < cfg.steps:
@@ -420,7 +305,7 @@ def train_refiner(cfg: RefinerTrainConfig, log=print) -> RunFiles:
         batch = make_batch(train_src, cfg, io, rng, negatives)
         for group in optimizer.param_groups:
             group["lr"] = lr_at(step, cfg)
-        with autocast(cfg.precision, _CPU):
+        with autocast(precision, _CPU):
             teacher_logits = teacher(batch.images) if teacher is not None else None
             logits = model(batch.images)
         teacher_logits = None if teacher_logits is None else teacher_logits.float()
@@ -438,7 +323,7 @@ def train_refiner(cfg: RefinerTrainConfig, log=print) -> RunFiles:
         )
         due = time.monotonic() - saved > cfg.checkpoint_every_s
         if due or out_of_time or step == cfg.steps:
-            metrics = _val_metrics(val, val_negatives, kept.model, io)
+            metrics = val_metrics(val, val_negatives, kept.model, io)
             row = {"step": step, "loss": loss_sum / seen, "lr": lr_at(step, cfg), **metrics,
                    "minutes": (time.monotonic() - started) / 60}  # fmt: skip
             files.append_log(row)
