@@ -118,6 +118,9 @@ class TrainConfig(StrictModel):
     # and what makes DDP training match one process exactly
     freeze_batchnorm: bool = False
     early_stop_patience: int | None = Field(5, ge=1)
+    # an exponential moving average of the weights is validated and saved (None: the
+    # weights as trained); at batch 32, 0.99 averages about the last 3,200 images
+    ema_decay: float | None = Field(None, gt=0, lt=1)
     seed: int = 0
     deterministic: bool = False
     threshold: float = Field(0.5, gt=0, lt=1)

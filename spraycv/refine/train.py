@@ -11,7 +11,6 @@ from typing import NamedTuple
 import numpy as np
 import torch
 from torch import nn
-from torch.optim.swa_utils import AveragedModel, get_ema_multi_avg_fn
 
 from spraycv.config.loader import dump_config
 from spraycv.config.refine import RefinerTrainConfig
@@ -33,6 +32,7 @@ from spraycv.refine.negatives import (
 from spraycv.refine.pose import to_crop
 from spraycv.refine.validation import CropValidation, NegativeValidation, summary, val_metrics
 from spraycv.runtime.processing import ModelIO, preprocess
+from spraycv.training.average import WeightAverage
 from spraycv.training.checkpoint import load_checkpoint, save_checkpoint
 from spraycv.training.precision import autocast, check_precision, resolve_precision
 
@@ -207,35 +207,6 @@ class RunFiles:
     def append_log(self, row: dict) -> None:
         with self.log.open("a") as fh:
             fh.write(json.dumps(row) + "\n")
-
-
-class WeightAverage:
-    """An exponential moving average of the weights and BatchNorm statistics, or nothing
-    (decay None): the model that is validated and saved. Two checkpoints of one run a few
-    minutes apart read val_std 1.51 and 1.79 deg end to end (experiments row 25); the
-    average of the last 1 / (1 - decay) steps does not swing with the last batches."""
-
-    def __init__(self, model: nn.Module, decay: float | None):
-        self.trained = model
-        self.average = None
-        if decay is not None:
-            multi_avg_fn = get_ema_multi_avg_fn(decay)
-            self.average = AveragedModel(model, multi_avg_fn=multi_avg_fn, use_buffers=True)
-
-    @property
-    def model(self) -> nn.Module:
-        return self.trained if self.average is None else self.average.module
-
-    def update(self) -> None:
-        if self.average is not None:
-            self.average.update_parameters(self.trained)
-
-    def state_dict(self) -> dict | None:
-        return None if self.average is None else self.average.state_dict()
-
-    def load_state_dict(self, state: dict | None) -> None:
-        if self.average is not None and state is not None:
-            self.average.load_state_dict(state)
 
 
 def _save_state(files: RunFiles, model, optimizer, step, best, rng, kept: WeightAverage) -> None:

@@ -24,6 +24,7 @@ from spraycv.models.batchnorm import freeze_batchnorm
 from spraycv.models.registry import count_parameters, create_model
 from spraycv.runtime.processing import ModelIO
 from spraycv.training import data as run_data
+from spraycv.training.average import WeightAverage
 from spraycv.training.checkpoint import (
     load_checkpoint,
     read_sidecar,
@@ -247,8 +248,15 @@ class _Run:
     steps_per_epoch: int
     io: ModelIO
     run_dir: Path
+    average: WeightAverage  # of the plain model: what is validated and saved (cfg.ema_decay)
     loss_fn: nn.Module = field(default_factory=DiceBCELoss)
     teacher: nn.Module | None = None  # the starting model (cfg.apex_distill, view_distill)
+
+    @property
+    def kept(self) -> nn.Module:
+        """The plain model that is validated and saved: the weights' moving average, or the
+        weights as trained (ema_decay None)."""
+        return self.average.model
 
     @staticmethod
     def start(
@@ -285,6 +293,7 @@ class _Run:
             scheduler=_make_scheduler(cfg, optimizer, steps * cfg.epochs),
             scaler=grad_scaler(cfg.precision, device),
             steps_per_epoch=steps, io=io, run_dir=Path(cfg.out_dir) / cfg.name,
+            average=WeightAverage(unwrap(model), cfg.ema_decay),
             loss_fn=DiceBCELoss.from_config(cfg.loss),
             teacher=_teacher(cfg, device, initial_state),
         )  # fmt: skip
@@ -312,6 +321,7 @@ class _Run:
         self.scaler.step(self.optimizer)
         self.scaler.update()
         self.scheduler.step()
+        self.average.update()
         return float(loss.detach())
 
     def taught_loss(
@@ -371,12 +381,12 @@ class _Run:
         """Mask metrics on the validation loader, and the cone-angle error of a few images."""
         cfg = self.cfg
         metrics = validate(
-            self.model, self.val_loader, self.device, cfg.precision, cfg.threshold, self.info,
+            self.kept, self.val_loader, self.device, cfg.precision, cfg.threshold, self.info,
             self.loss_fn,
         )  # fmt: skip
         if self.info.is_main and cfg.angle_eval_images:
             val = self.splits.val[: cfg.angle_eval_images]
-            metrics.update(angle_errors(unwrap(self.model), val, self.io, self.device).summary())
+            metrics.update(angle_errors(self.kept, val, self.io, self.device).summary())
         return metrics
 
     def save(self, epoch: int, metrics: dict, improved: bool, best: dict, history: list) -> None:
@@ -386,17 +396,17 @@ class _Run:
             **self.io.to_sidecar(),
             "train_config": dump_config(self.cfg),
             "trained_precision": resolve_precision(self.cfg.precision, self.device),
-            "parameters": count_parameters(unwrap(self.model)),
+            "parameters": count_parameters(self.kept),
             "epoch": epoch,
             "metrics": metrics,
         }
-        save_checkpoint(self.run_dir / "last.safetensors", self.model, sidecar)
+        save_checkpoint(self.run_dir / "last.safetensors", self.kept, sidecar)
         if improved:
-            save_checkpoint(self.run_dir / "best.safetensors", self.model, sidecar)
+            save_checkpoint(self.run_dir / "best.safetensors", self.kept, sidecar)
         steps = epoch * self.steps_per_epoch
         save_state(
             self.run_dir / "last_state.pt", epoch, self.model, self.optimizer, steps,
-            self.scaler, best, history,
+            self.scaler, best, history, self.average.state_dict(),
         )  # fmt: skip
 
 
@@ -413,7 +423,7 @@ def _train(
     state_path = run.run_dir / "last_state.pt"
     if cfg.resume and state_path.is_file():
         start_epoch, best, history = restore_state(
-            state_path, run.model, run.optimizer, run.scheduler, run.scaler
+            state_path, run.model, run.optimizer, run.scheduler, run.scaler, run.average
         )
     stale, started, epoch = 0, time.monotonic(), start_epoch
     for epoch in range(start_epoch, cfg.epochs):
@@ -438,4 +448,4 @@ def _train(
             break
     logger.close()
     best_weights = run.run_dir / "best.safetensors"
-    return TrainResult(run.run_dir, best_weights, epoch + 1, best, history, unwrap(run.model))
+    return TrainResult(run.run_dir, best_weights, epoch + 1, best, history, run.kept)

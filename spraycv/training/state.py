@@ -11,6 +11,7 @@ import numpy as np
 import torch
 from torch import nn
 
+from spraycv.training.average import WeightAverage
 from spraycv.training.checkpoint import unwrap
 
 
@@ -23,8 +24,10 @@ def save_state(
     scaler: torch.amp.GradScaler,
     best: dict[str, float],
     history: list[dict[str, float]],
+    average: dict | None = None,
 ) -> None:
-    """Write everything `--resume` needs to continue after `epoch` epochs (atomically)."""
+    """Write everything `--resume` needs to continue after `epoch` epochs (atomically);
+    average: the state of the run's WeightAverage (None without one)."""
     state = {
         "epoch": epoch,
         "model": unwrap(model).state_dict(),
@@ -33,6 +36,7 @@ def save_state(
         "scaler": scaler.state_dict(),
         "best": best,
         "history": history,
+        "average": average,
         "rng": {
             "python": random.getstate(),
             # as plain lists, so that the file loads with torch.load(weights_only=True)
@@ -51,8 +55,11 @@ def restore_state(
     optimizer: torch.optim.Optimizer,
     scheduler: Any,
     scaler: torch.amp.GradScaler,
+    average: WeightAverage | None = None,
 ) -> tuple[int, dict[str, float], list[dict[str, float]]]:
     """Load a saved state in place; returns (epochs done, best metrics, history).
+
+    A state saved without an average leaves `average` to start from the loaded weights.
 
     The schedule is replayed step by step rather than loaded, so that a resumed run may ask
     for more epochs than the first one planned.
@@ -65,6 +72,8 @@ def restore_state(
         for _ in range(state["steps_done"]):
             scheduler.step()
     scaler.load_state_dict(state["scaler"])
+    if average is not None:
+        average.load_state_dict(state.get("average"))
     random.setstate(state["rng"]["python"])
     np.random.set_state(_numpy_state_from_list(state["rng"]["numpy"]))  # noqa: NPY002
     torch.set_rng_state(state["rng"]["torch"])

@@ -59,6 +59,37 @@ def test_resume_continues_where_it_stopped(wedge_data: Path, tmp_path: Path):
     assert len(result.history) == 2 and result.epochs_run == 2
 
 
+def _saved_and_state(run: Path) -> tuple[dict[str, torch.Tensor], dict]:
+    from safetensors.torch import load_file
+
+    state = torch.load(run / "last_state.pt", map_location="cpu", weights_only=True)
+    return load_file(run / "last.safetensors"), state
+
+
+@pytest.mark.parametrize("decay", [None, 0.9])
+def test_a_run_saves_and_resumes_the_weights_it_validates(
+    wedge_data: Path, tmp_path: Path, decay: float | None
+):
+    """With ema_decay the checkpoints hold the weights' moving average (the trained weights
+    stay in the state, to go on from), and a resumed run carries the average on."""
+    extra = ["name=avg", f"ema_decay={'null' if decay is None else decay}"]
+    first = train(tiny_config(wedge_data, tmp_path, "epochs=1", *extra), progress=False)
+    saved, state = _saved_and_state(tmp_path / "avg")
+    trained = state["model"]
+    average = state["average"] or {}
+    kept = {k.removeprefix("module."): v for k, v in average.items() if k != "n_averaged"}
+    kept = kept if decay is not None else trained
+    assert (state["average"] is None) == (decay is None)
+    assert all(torch.equal(saved[k], kept[k].to(saved[k].dtype)) for k in saved)
+    moved = max(float((saved[k].float() - trained[k].float()).abs().max()) for k in saved)
+    assert (moved > 0) == (decay is not None), moved
+    assert all(torch.equal(v, kept[k]) for k, v in first.model.state_dict().items())
+    train(tiny_config(wedge_data, tmp_path, "epochs=2", "resume=true", *extra), progress=False)
+    _, again = _saved_and_state(tmp_path / "avg")
+    if decay is not None:  # one update a step, over both epochs
+        assert int(again["average"]["n_averaged"]) == 2 * int(state["average"]["n_averaged"])
+
+
 def test_init_weights_starts_from_a_checkpoint(wedge_data: Path, tmp_path: Path):
     first = train(tiny_config(wedge_data, tmp_path, "epochs=2", "name=first"), progress=False)
     zero = tiny_config(wedge_data, tmp_path, "epochs=1", "name=zero", "optim.lr=1e-12")
