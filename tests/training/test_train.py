@@ -90,6 +90,24 @@ def test_a_run_saves_and_resumes_the_weights_it_validates(
         assert int(again["average"]["n_averaged"]) == 2 * int(state["average"]["n_averaged"])
 
 
+def test_a_run_resumed_with_an_average_starts_it_from_the_loaded_weights(
+    wedge_data: Path, tmp_path: Path
+):
+    train(tiny_config(wedge_data, tmp_path, "epochs=1", "name=late"), progress=False)
+    _, before = _saved_and_state(tmp_path / "late")
+    extra = ["epochs=2", "name=late", "resume=true", "ema_decay=0.999"]
+    train(tiny_config(wedge_data, tmp_path, *extra), progress=False)
+    saved, after = _saved_and_state(tmp_path / "late")
+    steps = int(after["average"]["n_averaged"])
+    assert steps > 0 and steps * 2 == int(after["optimizer"]["state"][0]["step"])
+    # at decay 0.999 the average stays next to the weights it started from: epoch 1's
+    start, now = before["model"], after["model"]
+    key = next(
+        k for k in saved if saved[k].is_floating_point() and not torch.equal(start[k], now[k])
+    )
+    assert float((saved[key] - start[key]).abs().max()) < float((now[key] - start[key]).abs().max())
+
+
 def test_init_weights_starts_from_a_checkpoint(wedge_data: Path, tmp_path: Path):
     first = train(tiny_config(wedge_data, tmp_path, "epochs=2", "name=first"), progress=False)
     zero = tiny_config(wedge_data, tmp_path, "epochs=1", "name=zero", "optim.lr=1e-12")
