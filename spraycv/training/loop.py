@@ -13,13 +13,12 @@ from typing import Any
 import numpy as np
 import torch
 from torch import nn
-from torch.nn import functional as F
 from torch.utils.data import DataLoader, DistributedSampler
 from tqdm import tqdm
 
 from spraycv.config.apex_head import ApexHeadConfig
 from spraycv.config.loader import dump_config
-from spraycv.config.train import ModelConfig, TrainConfig, ViewDistillConfig
+from spraycv.config.train import ModelConfig, TrainConfig
 from spraycv.models.batchnorm import freeze_batchnorm
 from spraycv.models.registry import count_parameters, create_model
 from spraycv.runtime.processing import ModelIO
@@ -34,7 +33,7 @@ from spraycv.training.checkpoint import (
 from spraycv.training.distributed import DistInfo, any_rank, cleanup, init_distributed
 from spraycv.training.evaluate import angle_errors, validate
 from spraycv.training.logger import RunLogger
-from spraycv.training.losses import DiceBCELoss, apex_distill_loss, mask_distill_loss
+from spraycv.training.losses import DiceBCELoss
 from spraycv.training.precision import (
     autocast,
     check_precision,
@@ -43,6 +42,7 @@ from spraycv.training.precision import (
 )
 from spraycv.training.schedule import BudgetProgress, budget_scheduler
 from spraycv.training.state import restore_state, save_state
+from spraycv.training.teacher import Teacher
 
 
 @dataclass
@@ -140,46 +140,6 @@ def _build_model(
     return model
 
 
-def view_average(
-    model: nn.Module,
-    images: torch.Tensor,
-    views: ViewDistillConfig,
-    multiple: int,
-    plain: torch.Tensor | None = None,
-) -> torch.Tensor:
-    """The mask logits (N, 1, H, W) of `model` averaged over views of images (N, C, H, W):
-    each of `views.scales` (a resize to sides that are multiples of `multiple`) and, with
-    `views.mirror`, its mirror image. plain: model(images), where the caller has it already
-    (the unresized view is then not run again)."""
-    size, total, count = images.shape[-2:], torch.zeros(()), 0
-    for scale in views.scales:
-        scaled = [max(multiple, round(side * scale / multiple) * multiple) for side in size]
-        unresized = scaled == list(size)
-        x = images if unresized else F.interpolate(images, scaled, mode="bilinear")
-        out = plain if unresized and plain is not None else model(x)
-        outs = [out[:, :1].float()]
-        if views.mirror:
-            outs.append(model(x.flip(-1))[:, :1].float().flip(-1))
-        for out in outs:
-            total = total + F.interpolate(out, size=size, mode="bilinear")
-            count += 1
-    return total / count
-
-
-def _teacher(
-    cfg: TrainConfig, device: torch.device, state: Mapping[str, torch.Tensor] | None
-) -> nn.Module | None:
-    """A frozen copy of the starting model: the run keeps its apex channel (cfg.apex_distill)
-    and learns its average over views (cfg.view_distill)."""
-    if (cfg.apex_distill is None and cfg.view_distill is None) or state is None:
-        return None
-    teacher = create_model(cfg.model)
-    teacher.load_state_dict(state, strict=True)
-    for p in teacher.parameters():
-        p.requires_grad_(False)
-    return teacher.eval().to(device)
-
-
 def train(
     cfg: TrainConfig,
     progress: bool = True,
@@ -250,7 +210,7 @@ class _Run:
     run_dir: Path
     average: WeightAverage  # of the plain model: what is validated and saved (cfg.ema_decay)
     loss_fn: nn.Module = field(default_factory=DiceBCELoss)
-    teacher: nn.Module | None = None  # the starting model (cfg.apex_distill, view_distill)
+    teacher: Teacher | None = None  # the starting model (cfg.apex_distill, view_distill)
 
     @property
     def kept(self) -> nn.Module:
@@ -295,7 +255,7 @@ class _Run:
             steps_per_epoch=steps, io=io, run_dir=Path(cfg.out_dir) / cfg.name,
             average=WeightAverage(unwrap(model), cfg.ema_decay),
             loss_fn=DiceBCELoss.from_config(cfg.loss),
-            teacher=_teacher(cfg, device, initial_state),
+            teacher=Teacher.of(cfg, device, initial_state, io.size_multiple),
         )  # fmt: skip
 
     def step(
@@ -312,7 +272,7 @@ class _Run:
             logits = self.model(images)
         loss = self.loss_fn(logits, masks)
         if self.teacher is not None:
-            loss = loss + self.taught_loss(images, logits, taught)
+            loss = loss + self.teacher.loss(images, logits, taught)
         self.optimizer.zero_grad(set_to_none=True)
         self.scaler.scale(loss).backward()
         if cfg.optim.grad_clip is not None:
@@ -323,33 +283,6 @@ class _Run:
         self.scheduler.step()
         self.average.update()
         return float(loss.detach())
-
-    def taught_loss(
-        self, images: torch.Tensor, logits: torch.Tensor, taught: torch.Tensor | None
-    ) -> torch.Tensor:
-        """`teacher_loss` on the rows `taught` marks (None: all); a batch without one gives
-        a zero that still reaches every parameter (DDP expects each one's gradient)."""
-        if taught is None:
-            return self.teacher_loss(images, logits)
-        rows = taught.to(logits.device)
-        if not bool(rows.any()):
-            return 0.0 * self.teacher_loss(images[:1], logits[:1])
-        return self.teacher_loss(images[rows], logits[rows])
-
-    def teacher_loss(self, images: torch.Tensor, logits: torch.Tensor) -> torch.Tensor:
-        """The losses against the frozen starting model: its apex heatmap kept, and its mask
-        averaged over views (a test-time average learnt)."""
-        cfg, loss = self.cfg, torch.zeros((), device=logits.device)
-        with torch.no_grad(), autocast(cfg.precision, self.device):  # the teacher's outputs
-            kept = self.teacher(images) if cfg.apex_distill is not None else None
-            views = cfg.view_distill
-            multiple = self.io.size_multiple
-            mean = view_average(self.teacher, images, views, multiple, kept) if views else None
-        if kept is not None:
-            loss = loss + cfg.apex_distill * apex_distill_loss(logits, kept)
-        if mean is not None:
-            loss = loss + views.weight * mask_distill_loss(logits, mean)
-        return loss
 
     def epoch(self, epoch: int, progress: bool) -> dict[str, float]:
         """Train one epoch; its mean loss and images per second."""

@@ -21,8 +21,9 @@ from spraycv.training.checkpoint import (
     read_sidecar,
     save_checkpoint,
 )
-from spraycv.training.loop import train, view_average
+from spraycv.training.loop import train
 from spraycv.training.precision import native_bf16
+from spraycv.training.teacher import view_average
 
 
 def tiny_config(data: Path, out: Path, *extra: str) -> TrainConfig:
