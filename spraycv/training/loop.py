@@ -208,6 +208,7 @@ class _Run:
     steps_per_epoch: int
     io: ModelIO
     run_dir: Path
+    precision: str  # cfg.precision resolved for the device ("auto" chosen once)
     average: WeightAverage  # of the plain model: what is validated and saved (cfg.ema_decay)
     loss_fn: nn.Module = field(default_factory=DiceBCELoss)
     teacher: Teacher | None = None  # the starting model (cfg.apex_distill, view_distill)
@@ -229,6 +230,7 @@ class _Run:
         if cfg.threads is not None:
             torch.set_num_threads(cfg.threads)
         check_precision(cfg.precision, device)
+        precision = resolve_precision(cfg.precision, device)
         seed_everything(cfg.seed, cfg.deterministic)
         if device.type == "cuda":
             torch.backends.cudnn.benchmark = not cfg.deterministic
@@ -251,11 +253,12 @@ class _Run:
         return _Run(
             cfg, info, device, splits, loader, val_loader, model, optimizer,
             scheduler=_make_scheduler(cfg, optimizer, steps * cfg.epochs),
-            scaler=grad_scaler(cfg.precision, device),
+            scaler=grad_scaler(precision, device),
             steps_per_epoch=steps, io=io, run_dir=Path(cfg.out_dir) / cfg.name,
+            precision=precision,
             average=WeightAverage(unwrap(model), cfg.ema_decay),
             loss_fn=DiceBCELoss.from_config(cfg.loss),
-            teacher=Teacher.of(cfg, device, initial_state, io.size_multiple),
+            teacher=Teacher.of(cfg, device, initial_state, io.size_multiple, precision),
         )  # fmt: skip
 
     def step(
@@ -268,7 +271,7 @@ class _Run:
         masks = masks.to(device, non_blocking=True)
         if device.type == "cuda" and cfg.channels_last:
             images = images.contiguous(memory_format=torch.channels_last)
-        with autocast(cfg.precision, device):
+        with autocast(self.precision, device):
             logits = self.model(images)
         loss = self.loss_fn(logits, masks)
         if self.teacher is not None:
@@ -314,7 +317,7 @@ class _Run:
         """Mask metrics on the validation loader, and the cone-angle error of a few images."""
         cfg = self.cfg
         metrics = validate(
-            self.kept, self.val_loader, self.device, cfg.precision, cfg.threshold, self.info,
+            self.kept, self.val_loader, self.device, self.precision, cfg.threshold, self.info,
             self.loss_fn,
         )  # fmt: skip
         if self.info.is_main and cfg.angle_eval_images:
@@ -328,7 +331,7 @@ class _Run:
             "model": dump_config(self.cfg.model),
             **self.io.to_sidecar(),
             "train_config": dump_config(self.cfg),
-            "trained_precision": resolve_precision(self.cfg.precision, self.device),
+            "trained_precision": self.precision,
             "parameters": count_parameters(self.kept),
             "epoch": epoch,
             "metrics": metrics,

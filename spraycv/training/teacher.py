@@ -51,6 +51,7 @@ class Teacher:
     cfg: TrainConfig
     device: torch.device
     multiple: int  # the input sides' multiple (ModelIO.size_multiple), for the views
+    precision: str  # the run's, resolved (spraycv.training.precision.resolve_precision)
 
     @staticmethod
     def of(
@@ -58,6 +59,7 @@ class Teacher:
         device: torch.device,
         state: Mapping[str, torch.Tensor] | None,
         multiple: int,
+        precision: str,
     ) -> Teacher | None:
         """The teacher of a run that asks for one (apex_distill or view_distill) and starts
         from `state`; None otherwise."""
@@ -67,7 +69,7 @@ class Teacher:
         model.load_state_dict(state, strict=True)
         for p in model.parameters():
             p.requires_grad_(False)
-        return Teacher(model.eval().to(device), cfg, device, multiple)
+        return Teacher(model.eval().to(device), cfg, device, multiple, precision)
 
     def loss(
         self, images: torch.Tensor, logits: torch.Tensor, taught: torch.Tensor | None = None
@@ -85,7 +87,7 @@ class Teacher:
         """The losses against the teacher: its apex heatmap kept, and its mask averaged over
         views (a test-time average learnt)."""
         cfg, loss = self.cfg, torch.zeros((), device=logits.device)
-        with torch.no_grad(), autocast(cfg.precision, self.device):  # the teacher's outputs
+        with torch.no_grad(), autocast(self.precision, self.device):  # the teacher's outputs
             kept = self.model(images) if cfg.apex_distill is not None else None
             views = cfg.view_distill
             mean = view_average(self.model, images, views, self.multiple, kept) if views else None
