@@ -19,6 +19,17 @@ from spraycv.refine.stage import crop_support, sigmoid
 from spraycv.runtime.processing import ModelIO, preprocess
 
 
+@torch.no_grad()
+def batched_logits(model: nn.Module, crops: list[np.ndarray], io: ModelIO) -> np.ndarray:
+    """(N, C, S, S) the model's logits on N (S, S, 3) crops, 32 at a time, in eval mode
+    (the model is left training)."""
+    model.eval()
+    out = [model(torch.from_numpy(preprocess(crops[k : k + 32], io))).numpy()
+           for k in range(0, len(crops), 32)]  # fmt: skip
+    model.train()
+    return np.concatenate(out)
+
+
 def read_included(prob: np.ndarray, transform: np.ndarray) -> float:
     """The included angle (deg) read from one crop's probability as the refinement stage
     reads it, NaN when unreadable."""
@@ -53,16 +64,9 @@ class CropValidation:
         """The reading's own floor: errors when the crop's truth is read."""
         return self.errors([truth for _, truth, _ in self.crops])
 
-    @torch.no_grad()
     def logits(self, model: nn.Module, io: ModelIO) -> np.ndarray:
         """(N, C, S, S) the model's logits on the crops (C 2 with an apex channel)."""
-        model.eval()
-        out = []
-        for k in range(0, len(self.crops), 32):
-            batch = torch.from_numpy(preprocess([c[0] for c in self.crops[k : k + 32]], io))
-            out.append(model(batch).numpy())
-        model.train()
-        return np.concatenate(out)
+        return batched_logits(model, [c[0] for c in self.crops], io)
 
     def model_errors(self, logits: np.ndarray) -> np.ndarray:
         """`errors` of the spray channel of `logits` (N, C, S, S)."""
@@ -93,19 +97,13 @@ class NegativeValidation:
         self.items = held_out[: cfg.val_crops]
         self.crops = [source.empty_crop(n.frame, n.pose(), cfg.crop_size)[0] for n in self.items]
 
-    @torch.no_grad()
     def supports(self, model: nn.Module, io: ModelIO) -> dict[str, float]:
         """Mean support and the share of crops with a support over 0.5 (a plume drawn)."""
         if not self.crops:
             return {}
-        model.eval()
-        values = []
-        for k in range(0, len(self.crops), 32):
-            batch = torch.from_numpy(preprocess(self.crops[k : k + 32], io))
-            for n, prob in zip(self.items[k : k + 32], torch.sigmoid(model(batch)[:, 0]).numpy(),
-                               strict=True):  # fmt: skip
-                values.append(crop_support(prob, n.pose(), n.widest, READ_BAND))
-        model.train()
+        probs = sigmoid(batched_logits(model, self.crops, io)[:, 0])
+        values = [crop_support(prob, n.pose(), n.widest, READ_BAND)
+                  for n, prob in zip(self.items, probs, strict=True)]  # fmt: skip
         ok = np.asarray(values)[np.isfinite(values)]
         return {"neg_support": float(ok.mean()), "neg_drawn": float((ok > 0.5).mean())}
 

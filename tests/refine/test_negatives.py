@@ -8,6 +8,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+import torch
 
 from spraycv.config.refine import RefinerTrainConfig
 from spraycv.data.synth import write_dataset
@@ -24,6 +25,7 @@ from spraycv.refine.negatives import (
     spray_share,
 )
 from spraycv.refine.train import Negatives, RunFiles, make_batch
+from spraycv.refine.validation import NegativeValidation
 from spraycv.runtime.processing import ModelIO
 from spraycv.segment.classical import segment_classical
 
@@ -87,3 +89,28 @@ def test_a_batch_holds_the_share_of_empty_targets_asked_for(
     assert int((truths.flatten(1).amax(1) == 0).sum()) == empty
     # a crop without a plume has no apex to learn; every other one has one
     assert int(apexes[:, 0].isnan().sum()) == empty and apexes.shape == (8, 2)
+
+
+class ConstantLogit(torch.nn.Module):
+    """A refiner that draws the same logit everywhere."""
+
+    def __init__(self, logit: float):
+        super().__init__()
+        self.logit = logit
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return torch.full((x.shape[0], 1, *x.shape[-2:]), self.logit)
+
+
+@pytest.mark.parametrize(("logit", "drawn"), [(8.0, 1.0), (-8.0, 0.0)])
+def test_held_out_negatives_measure_the_plume_a_refiner_draws(logit: float, drawn: float):
+    poses = [NegativePose(0, (64.0, 10.0), (0.0, 1.0), 100.0, 20.0 + k) for k in range(40)]
+    check = NegativeValidation.__new__(NegativeValidation)  # the crops without a frame source
+    check.items = poses
+    check.crops = [np.full((64, 64, 3), 90, np.uint8)] * len(poses)  # two batches of 32
+    model = ConstantLogit(logit).train()
+    io = ModelIO((64, 64), (0.5, 0.5, 0.5), (0.25, 0.25, 0.25))
+    found = check.supports(model, io)
+    assert found["neg_drawn"] == drawn
+    assert found["neg_support"] == pytest.approx(drawn, abs=1e-3)
+    assert model.training  # validation leaves the run's model training
